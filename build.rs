@@ -1,0 +1,11 @@
+//! Build script: generates the slider attack tables (and, later, the gRPC code).
+
+#[path = "build/tables.rs"]
+mod tables;
+
+fn main() {
+    let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    tables::generate(&out_dir);
+    println!("cargo:rerun-if-changed=build/tables.rs");
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -1,0 +1,239 @@
+//! `Game`: a start position plus the moves played, with the status after every move:
+//! checkmate, stalemate, the automatic draws, and the draws a player may claim.
+
+use super::illegal::IllegalMove;
+use super::moves::{Move, MoveList};
+use super::position::{Position, Variant};
+use super::san::MoveTextError;
+use super::square::Color;
+
+/// Where a game stands. Every value but `InProgress` ends the game on the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    InProgress,
+    Checkmate { winner: Color },
+    Stalemate,
+    /// Neither side can mate by the material rule (K v K, K+minor v K, same-coloured bishops).
+    InsufficientMaterial,
+    /// The same position for the fifth time: FIDE 9.6.1, automatic.
+    FivefoldRepetition,
+    /// 75 moves by each side without a capture or pawn move: FIDE 9.6.2, automatic
+    /// (a mate on the last move is still mate).
+    SeventyFiveMoves,
+}
+
+impl Status {
+    pub fn is_over(self) -> bool {
+        self != Status::InProgress
+    }
+
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            Status::Checkmate { winner } => Some(winner),
+            _ => None,
+        }
+    }
+
+    /// PGN result: `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub fn result(self) -> &'static str {
+        match self {
+            Status::InProgress => "*",
+            Status::Checkmate { winner: Color::White } => "1-0",
+            Status::Checkmate { winner: Color::Black } => "0-1",
+            _ => "1/2-1/2",
+        }
+    }
+
+    /// The status of a position taken alone (no history): mate, stalemate, insufficient
+    /// material and the 75-move count. Repetition needs a [`Game`].
+    pub fn of_position(pos: &Position) -> Status {
+        let has_move = pos.has_legal_move();
+        if !has_move && pos.is_check() {
+            return Status::Checkmate { winner: !pos.turn() };
+        }
+        if pos.is_insufficient_material() {
+            return Status::InsufficientMaterial;
+        }
+        if !has_move {
+            return Status::Stalemate;
+        }
+        if pos.halfmoves() >= 150 {
+            return Status::SeventyFiveMoves;
+        }
+        Status::InProgress
+    }
+}
+
+/// Why a move could not be played in a game.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    #[error("the game is over ({0:?}); undo a move to continue")]
+    GameOver(Status),
+    #[error(transparent)]
+    Text(#[from] MoveTextError),
+    #[error("illegal move: {0}")]
+    Illegal(IllegalMove),
+}
+
+/// A game: the start position and every move since, with the positions in between kept
+/// so that undo is exact and repetitions are compared position by position.
+#[derive(Clone, Debug)]
+pub struct Game {
+    /// positions[0] is the start; positions[i] follows moves[i - 1].
+    positions: Vec<Position>,
+    moves: Vec<Move>,
+}
+
+impl Game {
+    pub fn new(start: Position) -> Game {
+        Game { positions: vec![start], moves: Vec::new() }
+    }
+
+    pub fn start(&self) -> &Position {
+        &self.positions[0]
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        self.positions.last().expect("a game always has its start position")
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.start().variant()
+    }
+
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// Moves played since the start.
+    pub fn ply(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The position before move `i` was played (`i == ply()` gives the current one).
+    pub fn position_at(&self, ply: usize) -> Option<&Position> {
+        self.positions.get(ply)
+    }
+
+    /// Plays a legal move. Refused once the game is over.
+    pub fn play(&mut self, m: Move) -> Result<(), PlayError> {
+        let status = self.status();
+        if status.is_over() {
+            return Err(PlayError::GameOver(status));
+        }
+        let pos = self.position();
+        if !pos.is_legal(m) {
+            let reason = if m.is_castle() {
+                let side = if m.is_king_side_castle() {
+                    super::illegal::CastleSide::King
+                } else {
+                    super::illegal::CastleSide::Queen
+                };
+                pos.explain_castling(side).unwrap_or(IllegalMove::NoPiece { square: m.from })
+            } else {
+                pos.explain_illegal(m.from, m.to, m.promotion())
+            };
+            return Err(PlayError::Illegal(reason));
+        }
+        self.push_unchecked(m);
+        Ok(())
+    }
+
+    /// Plays a move given as UCI or SAN text; returns the move.
+    pub fn play_text(&mut self, text: &str) -> Result<Move, PlayError> {
+        let status = self.status();
+        if status.is_over() {
+            return Err(PlayError::GameOver(status));
+        }
+        let m = self.position().parse_move(text)?;
+        self.push_unchecked(m);
+        Ok(m)
+    }
+
+    /// Appends a move already known to be legal in the current position.
+    pub(crate) fn push_unchecked(&mut self, m: Move) {
+        let next = self.position().after(m);
+        self.positions.push(next);
+        self.moves.push(m);
+    }
+
+    /// Takes back the last move; `None` at the start. Allowed after the game has ended.
+    pub fn undo(&mut self) -> Option<Move> {
+        let m = self.moves.pop()?;
+        self.positions.pop();
+        Some(m)
+    }
+
+    /// Legal moves playable now: none once the game is over.
+    pub fn legal_moves(&self) -> MoveList {
+        if self.status().is_over() { MoveList::new() } else { self.position().legal_moves() }
+    }
+
+    /// The status after the last move. Precedence when several apply: checkmate,
+    /// insufficient material, stalemate, the 75-move rule, fivefold repetition.
+    pub fn status(&self) -> Status {
+        match Status::of_position(self.position()) {
+            Status::InProgress if self.repetitions() >= 5 => Status::FivefoldRepetition,
+            s => s,
+        }
+    }
+
+    /// Positions that may repeat the current one: same side to move, within the
+    /// reversible stretch since the last capture or pawn move.
+    fn reversible_window(&self) -> &[Position] {
+        let current = self.positions.len() - 1;
+        let back = (self.position().halfmoves() as usize).min(current);
+        &self.positions[current - back..]
+    }
+
+    /// How many times the current position has occurred, this time included.
+    pub fn repetitions(&self) -> usize {
+        let current = self.position();
+        self.reversible_window().iter().filter(|p| p.same_repetition_identity(current)).count()
+    }
+
+    /// FIDE 9.2: the current position has occurred three times, or some legal move would
+    /// make a position occur for the third time (a claim by announcing that move).
+    pub fn can_claim_threefold(&self) -> bool {
+        if self.repetitions() >= 3 {
+            return true;
+        }
+        let window = self.reversible_window();
+        let pos = self.position();
+        pos.legal_moves().iter().any(|&m| {
+            if pos.is_zeroing(m) {
+                return false;
+            }
+            let next = pos.after(m);
+            window.iter().filter(|p| p.same_repetition_identity(&next)).count() >= 2
+        })
+    }
+
+    /// FIDE 9.3: fifty moves by each side without a capture or pawn move, or a move that
+    /// completes them (which must leave the game going: a mate ends it instead).
+    pub fn can_claim_fifty_moves(&self) -> bool {
+        let pos = self.position();
+        if pos.halfmoves() >= 100 && pos.has_legal_move() {
+            return true;
+        }
+        pos.halfmoves() >= 99
+            && pos.legal_moves().iter().any(|&m| {
+                if pos.is_zeroing(m) {
+                    return false;
+                }
+                let next = pos.after(m);
+                next.halfmoves() >= 100 && next.has_legal_move()
+            })
+    }
+
+    /// The moves in SAN, from the start.
+    pub fn san_moves(&self) -> Vec<String> {
+        self.moves.iter().zip(&self.positions).map(|(m, p)| p.san(*m)).collect()
+    }
+
+    /// The moves in the variant's UCI spelling, from the start.
+    pub fn uci_moves(&self) -> Vec<String> {
+        self.moves.iter().zip(&self.positions).map(|(m, p)| p.uci(*m)).collect()
+    }
+}

@@ -1,0 +1,261 @@
+//! Perft: counts the leaf nodes of the legal move tree to a depth. Matching published
+//! counts to a good depth on a large suite is the proof that the rules are right.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::attacks::{self, Magic, Pext, Sliders};
+use super::bitboard::Bitboard;
+use super::movegen::{Counter, MoveSink, PawnBatch, generate};
+use super::moves::{Move, MoveKind, MoveList};
+use super::piece::Role;
+use super::position::Position;
+use super::square::Square;
+
+/// A perft stopped because its stop flag was raised (cancelled or past its deadline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("perft was stopped before it finished")]
+pub struct PerftStopped;
+
+/// Nodes per root move, in the root's legal move order.
+pub type Divide = Vec<(Move, u64)>;
+
+/// The result of a perft run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerftResult {
+    pub nodes: u64,
+    /// Filled only when divide was asked for.
+    pub divide: Divide,
+}
+
+/// A slider back-end with its own compiled recursion point, so the BMI2 build of the
+/// whole subtree count (not just its leaves) is compiled with `pext` inlined.
+trait Backend: Sliders {
+    /// Leaves below `pos` at `depth` >= 2.
+    fn subtree(pos: &Position, depth: u32) -> u64;
+}
+
+impl Backend for Magic {
+    #[inline(never)]
+    fn subtree(pos: &Position, depth: u32) -> u64 {
+        expand::<Magic>(pos, depth)
+    }
+}
+
+impl Backend for Pext {
+    #[inline(always)]
+    fn subtree(pos: &Position, depth: u32) -> u64 {
+        // SAFETY: Pext is only chosen after `has_bmi2()` said yes.
+        unsafe { subtree_bmi2(pos, depth) }
+    }
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+unsafe fn subtree_bmi2(pos: &Position, depth: u32) -> u64 {
+    expand::<Pext>(pos, depth)
+}
+
+/// Expands each generated move into a child position and counts its subtree in place,
+/// so interior nodes never build a move list.
+struct Expand<'a, S: Backend> {
+    pos: &'a Position,
+    depth: u32,
+    nodes: u64,
+    _s: std::marker::PhantomData<S>,
+}
+
+impl<S: Backend> Expand<'_, S> {
+    #[inline(always)]
+    fn child(&mut self, m: Move) {
+        let mut child = *self.pos;
+        child.play_unchecked::<S>(m);
+        self.nodes += count::<S>(&child, self.depth - 1);
+    }
+}
+
+impl<S: Backend> MoveSink for Expand<'_, S> {
+    #[inline(always)]
+    fn piece(&mut self, role: Role, from: Square, to: Bitboard) {
+        for t in to {
+            self.child(Move::new(role, from, t, MoveKind::Normal));
+        }
+    }
+    #[inline(always)]
+    fn pawns(&mut self, to: Bitboard, delta: i8, batch: PawnBatch) {
+        for t in to {
+            let from = Square::new((t as i8 - delta) as u8);
+            match batch {
+                PawnBatch::Normal => self.child(Move::new(Role::Pawn, from, t, MoveKind::Normal)),
+                PawnBatch::DoublePush => self.child(Move::new(Role::Pawn, from, t, MoveKind::DoublePush)),
+                PawnBatch::Promotion => {
+                    for kind in [
+                        MoveKind::PromoteQueen,
+                        MoveKind::PromoteRook,
+                        MoveKind::PromoteBishop,
+                        MoveKind::PromoteKnight,
+                    ] {
+                        self.child(Move::new(Role::Pawn, from, t, kind));
+                    }
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn special(&mut self, m: Move) {
+        self.child(m);
+    }
+}
+
+#[inline(always)]
+fn expand<S: Backend>(pos: &Position, depth: u32) -> u64 {
+    let mut e = Expand::<S> { pos, depth, nodes: 0, _s: std::marker::PhantomData };
+    generate::<S, _>(pos, &mut e);
+    e.nodes
+}
+
+/// The single-threaded count. Depth 1 is bulk-counted: the generator's batches are added
+/// up by size, never expanded into moves.
+#[inline(always)]
+fn count<S: Backend>(pos: &Position, depth: u32) -> u64 {
+    match depth {
+        0 => 1,
+        1 => {
+            let mut c = Counter(0);
+            generate::<S, _>(pos, &mut c);
+            c.0
+        }
+        _ => S::subtree(pos, depth),
+    }
+}
+
+/// Counts with a stop flag checked at every node of depth 3 or more (a depth-2 subtree is
+/// at most a few ten thousand leaves: microseconds).
+fn count_stoppable<S: Backend>(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+    if depth < 3 {
+        return Ok(count::<S>(pos, depth));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(PerftStopped);
+    }
+    let mut list = MoveList::new();
+    generate::<S, _>(pos, &mut list);
+    let mut nodes = 0;
+    for &m in list.iter() {
+        let mut child = *pos;
+        child.play_unchecked::<S>(m);
+        nodes += count_stoppable::<S>(&child, depth - 1, stop)?;
+    }
+    Ok(nodes)
+}
+
+mod dispatch {
+    use super::*;
+
+    pub fn portable(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+        count_stoppable::<Magic>(pos, depth, stop)
+    }
+
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+    pub unsafe fn bmi2(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+        count_stoppable::<Pext>(pos, depth, stop)
+    }
+}
+
+fn count_dispatch(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+    super::movegen::with_sliders!(dispatch(pos, depth, stop))
+}
+
+/// Perft on one thread.
+pub fn perft(pos: &Position, depth: u32) -> u64 {
+    let never = AtomicBool::new(false);
+    count_dispatch(pos, depth, &never).expect("the stop flag is never raised")
+}
+
+/// Perft with nodes per root move, on one thread.
+pub fn perft_divide(pos: &Position, depth: u32) -> Divide {
+    let never = AtomicBool::new(false);
+    perft_parallel(pos, depth, 1, true, &never).expect("the stop flag is never raised").divide
+}
+
+/// How many threads "all cores" means here.
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Perft split across `threads` threads (0: all cores), optionally with divide, stopping
+/// early when `stop` is raised. Work is handed out as root moves, or as root-move pairs
+/// when the root has too few moves to keep every thread busy.
+pub fn perft_parallel(
+    pos: &Position,
+    depth: u32,
+    threads: usize,
+    divide: bool,
+    stop: &AtomicBool,
+) -> Result<PerftResult, PerftStopped> {
+    let threads = if threads == 0 { available_threads() } else { threads };
+    if depth == 0 {
+        return Ok(PerftResult { nodes: 1, divide: Vec::new() });
+    }
+    let root = pos.legal_moves();
+    // Tasks: (root index, position to count, depth left).
+    let mut tasks: Vec<(usize, Position, u32)> = Vec::new();
+    let split = threads > 1 && depth >= 3 && root.len() < threads * 8;
+    for (i, &m) in root.iter().enumerate() {
+        let child = pos.after(m);
+        if split {
+            for &m2 in child.legal_moves().iter() {
+                tasks.push((i, child.after(m2), depth - 2));
+            }
+        } else {
+            tasks.push((i, child, depth - 1));
+        }
+    }
+    let per_root: Vec<AtomicU64Cell> = (0..root.len()).map(|_| AtomicU64Cell::default()).collect();
+    let next = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
+    let worker = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((root_index, p, d)) = tasks.get(i) else { break };
+            match count_dispatch(p, *d, stop) {
+                Ok(n) => per_root[*root_index].add(n),
+                Err(PerftStopped) => {
+                    stopped.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+    };
+    if threads <= 1 || tasks.len() <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads.min(tasks.len()) {
+                s.spawn(worker);
+            }
+        });
+    }
+    if stopped.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+        return Err(PerftStopped);
+    }
+    let counts: Vec<u64> = per_root.iter().map(AtomicU64Cell::get).collect();
+    let nodes = counts.iter().sum();
+    let divide = if divide { root.iter().copied().zip(counts).collect() } else { Vec::new() };
+    Ok(PerftResult { nodes, divide })
+}
+
+#[derive(Default)]
+struct AtomicU64Cell(std::sync::atomic::AtomicU64);
+
+impl AtomicU64Cell {
+    fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Which slider back-end perft uses on this machine, for benchmark reports.
+pub fn backend_name() -> &'static str {
+    if attacks::has_bmi2() { "pext (BMI2)" } else { "magic" }
+}

@@ -1,0 +1,240 @@
+//! Standard Algebraic Notation: written with minimal disambiguation and `+`/`#`, read
+//! leniently (`O-O`/`0-0`, `e8=Q`/`e8Q`, trailing `+ # ! ?`).
+
+use super::bitboard::Bitboard;
+use super::illegal::{CastleSide, IllegalMove};
+use super::moves::Move;
+use super::piece::Role;
+use super::position::Position;
+use super::square::{File, Rank, Square};
+
+/// Longest SAN accepted (the longest real SAN, `Qa1xb2=Q+`-like, is under 10 characters).
+pub const MAX_SAN_LEN: usize = 16;
+
+/// Why a SAN string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SanError {
+    #[error("'{text}' is not SAN: {why}")]
+    Syntax { text: String, why: &'static str },
+    #[error("ambiguous move {text}: it could be {}", candidates.join(" or "))]
+    Ambiguous { text: String, candidates: Vec<String> },
+    #[error("illegal move {text}: {reason}")]
+    Illegal { text: String, reason: IllegalMove },
+}
+
+/// SAN as written, before it is matched against a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SanText {
+    Castle(CastleSide),
+    Normal { role: Role, file: Option<File>, rank: Option<Rank>, to: Square, promotion: Option<Role> },
+}
+
+fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
+    if text.len() > MAX_SAN_LEN {
+        return Err("too long");
+    }
+    let core = text.trim_end_matches(['+', '#', '!', '?']);
+    match core {
+        "O-O" | "0-0" | "o-o" => return Ok(SanText::Castle(CastleSide::King)),
+        "O-O-O" | "0-0-0" | "o-o-o" => return Ok(SanText::Castle(CastleSide::Queen)),
+        "" => return Err("empty"),
+        _ => {}
+    }
+    if !core.is_ascii() {
+        return Err("unexpected character");
+    }
+    let mut s = core.as_bytes();
+    let role = match s[0] {
+        b'N' => Role::Knight,
+        b'B' => Role::Bishop,
+        b'R' => Role::Rook,
+        b'Q' => Role::Queen,
+        b'K' => Role::King,
+        b'P' => Role::Pawn,
+        _ => Role::Pawn,
+    };
+    if s[0].is_ascii_uppercase() {
+        s = &s[1..];
+    }
+    // Promotion suffix: "=Q", "Q", "=q", "q".
+    let mut promotion = None;
+    if let Some((&last, rest)) = s.split_last() {
+        if let Some(p) = Role::from_char(last as char).filter(|_| !last.is_ascii_digit()) {
+            if last.is_ascii_uppercase() || rest.last() == Some(&b'=') || rest.last().is_some_and(u8::is_ascii_digit) {
+                if !matches!(p, Role::Queen | Role::Rook | Role::Bishop | Role::Knight) {
+                    return Err("a pawn promotes to Q, R, B or N");
+                }
+                promotion = Some(p);
+                s = rest;
+                if s.last() == Some(&b'=') {
+                    s = &s[..s.len() - 1];
+                }
+            }
+        }
+    }
+    if s.len() < 2 {
+        return Err("no destination square");
+    }
+    let (head, dest) = s.split_at(s.len() - 2);
+    let to = std::str::from_utf8(dest).ok().and_then(Square::parse).ok_or("no destination square")?;
+    let head = match head.last() {
+        Some(b'x' | b':') => &head[..head.len() - 1],
+        _ => head,
+    };
+    let (mut file, mut rank) = (None, None);
+    for &c in head {
+        match c {
+            b'a'..=b'h' if file.is_none() && rank.is_none() => file = File::from_char(c as char),
+            b'1'..=b'8' if rank.is_none() => rank = Rank::from_char(c as char),
+            _ => return Err("unexpected character before the destination"),
+        }
+    }
+    if promotion.is_some() && role != Role::Pawn {
+        return Err("only pawns promote");
+    }
+    Ok(SanText::Normal { role, file, rank, to, promotion })
+}
+
+impl Position {
+    /// The move in SAN, with `+` or `#`.
+    pub fn san(&self, m: Move) -> String {
+        let mut san = self.san_without_suffix(m);
+        let after = self.after(m);
+        if after.is_check() {
+            san.push(if after.has_legal_move() { '+' } else { '#' });
+        }
+        san
+    }
+
+    /// SAN without the check suffix.
+    pub fn san_without_suffix(&self, m: Move) -> String {
+        if m.is_castle() {
+            return if m.is_king_side_castle() { "O-O".into() } else { "O-O-O".into() };
+        }
+        let mut san = String::with_capacity(8);
+        let capture = self.is_capture(m);
+        if m.role == Role::Pawn {
+            if capture {
+                san.push(m.from.file().char());
+            }
+        } else {
+            san.push(m.role.upper_char());
+            // Disambiguate against other pieces of the same kind that reach `to`.
+            let others: Bitboard = self
+                .legal_moves()
+                .iter()
+                .filter(|o| o.role == m.role && o.to == m.to && o.from != m.from && !o.is_castle())
+                .map(|o| o.from)
+                .collect();
+            if others.any() {
+                let same_rank = (others & Bitboard::rank(m.from.rank())).any();
+                let same_file = (others & Bitboard::file(m.from.file())).any();
+                if same_rank || !same_file {
+                    san.push(m.from.file().char());
+                }
+                if same_file {
+                    san.push(m.from.rank().char());
+                }
+            }
+        }
+        if capture {
+            san.push('x');
+        }
+        san.push_str(&m.to.to_string());
+        if let Some(p) = m.promotion() {
+            san.push('=');
+            san.push(p.upper_char());
+        }
+        san
+    }
+
+    /// Parses SAN into a legal move of this position.
+    pub fn parse_san(&self, text: &str) -> Result<Move, SanError> {
+        let parsed = parse_syntax(text).map_err(|why| SanError::Syntax { text: text.chars().take(24).collect(), why })?;
+        let illegal = |reason| SanError::Illegal { text: text.to_string(), reason };
+        let legal = self.legal_moves();
+        match parsed {
+            SanText::Castle(side) => legal
+                .iter()
+                .find(|m| m.is_castle() && m.is_king_side_castle() == (side == CastleSide::King))
+                .copied()
+                .ok_or_else(|| illegal(self.explain_castling(side).unwrap_or(IllegalMove::NoCastlingRight { color: self.turn(), side }))),
+            SanText::Normal { role, file, rank, to, promotion } => {
+                let fits = |from: Square| file.is_none_or(|f| from.file() == f) && rank.is_none_or(|r| from.rank() == r);
+                let candidates: Vec<Move> = legal
+                    .iter()
+                    .filter(|m| !m.is_castle() && m.role == role && m.to == to && fits(m.from) && m.promotion() == promotion)
+                    .copied()
+                    .collect();
+                match candidates.as_slice() {
+                    [m] => Ok(*m),
+                    [] => Err(illegal(self.explain_san(role, to, promotion, &fits))),
+                    many => Err(SanError::Ambiguous {
+                        text: text.to_string(),
+                        candidates: many.iter().map(|m| self.san(*m)).collect(),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn explain_san(&self, role: Role, to: Square, promotion: Option<Role>, fits: &dyn Fn(Square) -> bool) -> IllegalMove {
+        let ours = self.pieces(self.turn(), role);
+        let reaching: Vec<Square> = ours.into_iter().filter(|&from| fits(from) && self.pattern_reaches(from, to)).collect();
+        match reaching.first() {
+            Some(&from) => self.explain_illegal(from, to, promotion),
+            None => IllegalMove::NoPieceReaches { role, to },
+        }
+    }
+
+    /// Parses a move written either in UCI or in SAN.
+    pub fn parse_move(&self, text: &str) -> Result<Move, MoveTextError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(MoveTextError::Empty);
+        }
+        if text.len() > MAX_SAN_LEN {
+            return Err(MoveTextError::TooLong { len: text.len() });
+        }
+        if super::uci::UciText::looks_like(text) {
+            // Long algebraic that is also valid SAN (e.g. a pawn "e2e4") means the same.
+            return self.parse_uci(text).map_err(MoveTextError::Uci);
+        }
+        self.parse_san(text).map_err(MoveTextError::San)
+    }
+}
+
+/// Why move text (UCI or SAN) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MoveTextError {
+    #[error("the move is empty")]
+    Empty,
+    #[error("the move text is {len} bytes; at most {MAX_SAN_LEN} are accepted")]
+    TooLong { len: usize },
+    #[error(transparent)]
+    Uci(#[from] super::uci::UciError),
+    #[error(transparent)]
+    San(#[from] SanError),
+}
+
+impl MoveTextError {
+    /// Malformed text (as opposed to a well-formed move that is illegal or ambiguous here).
+    pub fn is_syntax(&self) -> bool {
+        matches!(
+            self,
+            MoveTextError::Empty
+                | MoveTextError::TooLong { .. }
+                | MoveTextError::Uci(super::uci::UciError::Syntax { .. })
+                | MoveTextError::San(SanError::Syntax { .. })
+        )
+    }
+
+    /// The illegality reason, when the move was well formed but not legal.
+    pub fn illegal_reason(&self) -> Option<&IllegalMove> {
+        match self {
+            MoveTextError::Uci(super::uci::UciError::Illegal { reason, .. })
+            | MoveTextError::San(SanError::Illegal { reason, .. }) => Some(reason),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! UCI move notation (`e2e4`, `e7e8q`). Castling is written as the king's two-square step
+//! in standard chess (`e1g1`) and as king-takes-rook in Chess960 (`e1h1`); both are
+//! accepted where they are unambiguous.
+
+use super::illegal::{CastleSide, IllegalMove, castling_side_of};
+use super::moves::Move;
+use super::piece::Role;
+use super::position::{Position, Variant};
+use super::square::Square;
+
+/// Why a UCI string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UciError {
+    #[error("'{text}' is not a UCI move: {why}")]
+    Syntax { text: String, why: &'static str },
+    #[error("illegal move {text}: {reason}")]
+    Illegal { text: String, reason: IllegalMove },
+}
+
+/// A UCI move as written, before it is matched against a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UciText {
+    pub from: Square,
+    pub to: Square,
+    pub promotion: Option<Role>,
+}
+
+impl UciText {
+    /// Parses the syntax only: two squares and an optional promotion letter.
+    pub fn parse(text: &str) -> Result<UciText, UciError> {
+        let syntax = |why| UciError::Syntax { text: text.chars().take(16).collect(), why };
+        if text == "0000" {
+            return Err(syntax("null moves are not moves in a game"));
+        }
+        if !text.is_ascii() || !(4..=5).contains(&text.len()) {
+            return Err(syntax("expected 4 or 5 characters: from square, to square, optional promotion (e2e4, e7e8q)"));
+        }
+        let from = Square::parse(&text[0..2]).ok_or_else(|| syntax("the first two characters are not a square"))?;
+        let to = Square::parse(&text[2..4]).ok_or_else(|| syntax("characters 3 and 4 are not a square"))?;
+        let promotion = match text.as_bytes().get(4) {
+            None => None,
+            Some(&c) => match Role::from_char(c as char) {
+                Some(r @ (Role::Queen | Role::Rook | Role::Bishop | Role::Knight)) => Some(r),
+                _ => return Err(syntax("the promotion letter must be q, r, b or n")),
+            },
+        };
+        if from == to {
+            return Err(syntax("from and to are the same square"));
+        }
+        Ok(UciText { from, to, promotion })
+    }
+
+    /// Whether a string has UCI shape (used to route text between UCI and SAN).
+    pub fn looks_like(text: &str) -> bool {
+        let b = text.as_bytes();
+        (b.len() == 4 || b.len() == 5)
+            && matches!(b[0], b'a'..=b'h')
+            && matches!(b[1], b'1'..=b'8')
+            && matches!(b[2], b'a'..=b'h')
+            && matches!(b[3], b'1'..=b'8')
+    }
+}
+
+impl Position {
+    /// The move's UCI text in this position's variant.
+    pub fn uci(&self, m: Move) -> String {
+        let to = match (m.is_castle(), self.variant) {
+            (true, Variant::Standard) => m.king_to(),
+            _ => m.to,
+        };
+        match m.promotion() {
+            Some(p) => format!("{}{}{}", m.from, to, p.char()),
+            None => format!("{}{}", m.from, to),
+        }
+    }
+
+    /// Parses UCI text into a legal move of this position.
+    pub fn parse_uci(&self, text: &str) -> Result<Move, UciError> {
+        let uci = UciText::parse(text)?;
+        self.resolve_uci(uci).map_err(|reason| UciError::Illegal { text: text.to_string(), reason })
+    }
+
+    fn resolve_uci(&self, uci: UciText) -> Result<Move, IllegalMove> {
+        let legal = self.legal_moves();
+        // A literal move first: in Chess960 `f1g1` is a king step when one is legal.
+        if let Some(m) =
+            legal.iter().find(|m| !m.is_castle() && m.from == uci.from && m.to == uci.to && m.promotion() == uci.promotion)
+        {
+            return Ok(*m);
+        }
+        if let Some(side) = castling_side_of(self, uci.from, uci.to).filter(|_| uci.promotion.is_none()) {
+            let castle = legal.iter().find(|m| {
+                m.is_castle()
+                    && m.from == uci.from
+                    && (m.to == uci.to || m.king_to() == uci.to)
+                    && (m.is_king_side_castle() == (side == CastleSide::King))
+            });
+            if let Some(m) = castle {
+                return Ok(*m);
+            }
+            // The text is a castling attempt if it is king-takes-rook or lands on the
+            // castling square; otherwise it is an ordinary (illegal) king move.
+            let own_rook = self.pieces(self.turn(), Role::Rook).contains(uci.to);
+            let castling_square = self
+                .castling_rook(self.turn(), side == CastleSide::King)
+                .map(|rook| Move::new(Role::King, uci.from, rook, super::moves::MoveKind::Castle).king_to());
+            if own_rook || castling_square == Some(uci.to) || castling_square.is_none() {
+                if let Some(reason) = self.explain_castling(side) {
+                    return Err(reason);
+                }
+            }
+        }
+        Err(self.explain_illegal(uci.from, uci.to, uci.promotion))
+    }
+}
