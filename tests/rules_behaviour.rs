@@ -318,3 +318,20 @@ fn pgn_export() {
     black_first.play_text("Kd7").unwrap();
     assert!(chess_service::rules::pgn::to_pgn(&black_first).contains("7... Kd7 *"));
 }
+
+#[test]
+fn unreachable_positions_with_many_moves_are_handled() {
+    // Fifteen queens (found by a hill-climbing search): beyond any reachable position's 218
+    // moves. The move list is sized for the 15 x 27 + 8 = 413 that 16 pieces could reach.
+    let p = pos("krQ3Q1/nb2Q3/Q6Q/1Q5Q/3Q1Q2/Q6Q/Q1Q3Q1/4Q1K1 w - - 0 1");
+    let n = p.legal_moves().len();
+    assert_eq!(n, 236);
+    assert_eq!(n as u64, p.count_legal_moves());
+    assert_eq!(
+        chess_service::rules::perft(&p, 2),
+        p.legal_moves()
+            .iter()
+            .map(|m| p.after(*m).count_legal_moves())
+            .sum::<u64>()
+    );
+}

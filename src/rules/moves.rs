@@ -130,8 +130,9 @@ impl fmt::Display for Move {
     }
 }
 
-/// The most legal moves any chess position has is 218; 256 leaves room.
-pub const MAX_MOVES: usize = 256;
+/// A reachable position has at most 218 legal moves, but FEN can describe unreachable ones
+/// (fifteen queens a side); 512 bounds any position with at most 16 pieces a side.
+pub const MAX_MOVES: usize = 512;
 
 /// A list of moves on the stack: the generator never allocates.
 #[derive(Clone)]

@@ -1,0 +1,211 @@
+//! Perft speed against the fastest Rust peers, in one process and one run.
+//!
+//! `cargo bench --bench perft` (optionally `-- --rounds N`). Each round times every engine
+//! on every position once, engines interleaved, so machine noise hits all alike; the report
+//! gives per-position medians, the overall rate (total nodes / sum of median times), our
+//! ratio to each peer, and our multi-threaded speed-up. All engines: one thread, bulk
+//! counting at the last ply, the same portable build flags (no target-cpu=native; ours
+//! picks its BMI2 path at run time).
+
+use std::hint::black_box;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use chess_service::rules::{Position, Variant, perft, perft_parallel};
+
+const POSITIONS: [(&str, &str, u32, u64); 5] = [
+    (
+        "start",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        6,
+        119_060_324,
+    ),
+    (
+        "kiwipete",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        5,
+        193_690_690,
+    ),
+    (
+        "position 3",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        6,
+        11_030_083,
+    ),
+    (
+        "position 4",
+        "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        5,
+        15_833_292,
+    ),
+    (
+        "position 5",
+        "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+        5,
+        89_941_194,
+    ),
+];
+
+fn cozy_perft(board: &cozy_chess::Board, depth: u32) -> u64 {
+    let mut nodes = 0;
+    if depth == 1 {
+        board.generate_moves(|moves| {
+            nodes += moves.len() as u64;
+            false
+        });
+    } else {
+        board.generate_moves(|moves| {
+            for mv in moves {
+                let mut child = board.clone();
+                child.play_unchecked(mv);
+                nodes += cozy_perft(&child, depth - 1);
+            }
+            false
+        });
+    }
+    nodes
+}
+
+type Runner = Box<dyn Fn() -> u64>;
+
+fn runners(fen: &str, depth: u32) -> Vec<(&'static str, Runner)> {
+    let ours = Position::from_fen(fen, Variant::Standard).expect("valid FEN");
+    let cozy: cozy_chess::Board = fen.parse().expect("cozy parses the FEN");
+    let shak: shakmaty::Chess = fen
+        .parse::<shakmaty::fen::Fen>()
+        .expect("shakmaty parses the FEN")
+        .into_position(shakmaty::CastlingMode::Standard)
+        .expect("legal position");
+    vec![
+        ("ours", Box::new(move || perft(black_box(&ours), depth))),
+        (
+            "cozy-chess 0.3.4",
+            Box::new(move || cozy_perft(black_box(&cozy), depth)),
+        ),
+        (
+            "shakmaty 0.30.1",
+            Box::new(move || shakmaty::perft(black_box(&shak), depth)),
+        ),
+    ]
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rounds: usize = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    println!(
+        "perft benchmark: {rounds} interleaved rounds, one thread, bulk counting; our back-end: {}",
+        chess_service::rules::perft::backend_name()
+    );
+    let table: Vec<_> = POSITIONS
+        .iter()
+        .map(|(_, fen, depth, _)| runners(fen, *depth))
+        .collect();
+    let engines: Vec<&str> = table[0].iter().map(|(n, _)| *n).collect();
+    // times[position][engine] = seconds per round
+    let mut times = vec![vec![Vec::new(); engines.len()]; POSITIONS.len()];
+    for round in 0..rounds {
+        for (p, runs) in table.iter().enumerate() {
+            // Rotate the engine order each round so none always runs first.
+            for k in 0..runs.len() {
+                let e = (k + round) % runs.len();
+                let start = Instant::now();
+                let nodes = (runs[e].1)();
+                times[p][e].push(start.elapsed().as_secs_f64());
+                assert_eq!(
+                    nodes, POSITIONS[p].3,
+                    "{} on {}",
+                    engines[e], POSITIONS[p].0
+                );
+            }
+        }
+    }
+    println!(
+        "\n| position | depth | nodes | {} |",
+        engines
+            .iter()
+            .map(|e| format!("{e} M nodes/s"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|---|---|{}", "---|".repeat(engines.len()));
+    let mut total_time = vec![0.0; engines.len()];
+    let total_nodes: u64 = POSITIONS.iter().map(|p| p.3).sum();
+    for (p, (name, _, depth, nodes)) in POSITIONS.iter().enumerate() {
+        let medians: Vec<f64> = times[p].iter().map(|t| median(t.clone())).collect();
+        for (e, m) in medians.iter().enumerate() {
+            total_time[e] += m;
+        }
+        let rates: Vec<String> = medians
+            .iter()
+            .map(|t| format!("{:.1}", *nodes as f64 / t / 1e6))
+            .collect();
+        println!("| {name} | {depth} | {nodes} | {} |", rates.join(" | "));
+    }
+    let overall: Vec<f64> = total_time
+        .iter()
+        .map(|t| total_nodes as f64 / t / 1e6)
+        .collect();
+    println!(
+        "| **all five** | | {total_nodes} | {} |",
+        overall
+            .iter()
+            .map(|r| format!("**{r:.1}**"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!();
+    for (e, name) in engines.iter().enumerate().skip(1) {
+        println!("ours / {name}: {:.2}x", overall[0] / overall[e]);
+    }
+
+    // Parallel speed-up: all cores against one thread, same positions, interleaved.
+    let threads = chess_service::rules::perft::available_threads();
+    let never = AtomicBool::new(false);
+    let mut one = Vec::new();
+    let mut all = Vec::new();
+    for _ in 0..rounds.max(3) {
+        let mut t1 = 0.0;
+        let mut tn = 0.0;
+        for (_, fen, depth, nodes) in POSITIONS {
+            let pos = Position::from_fen(fen, Variant::Standard).expect("valid FEN");
+            let s = Instant::now();
+            assert_eq!(
+                perft_parallel(&pos, depth, 1, false, &never)
+                    .expect("not stopped")
+                    .nodes,
+                nodes
+            );
+            t1 += s.elapsed().as_secs_f64();
+            let s = Instant::now();
+            assert_eq!(
+                perft_parallel(&pos, depth, threads, false, &never)
+                    .expect("not stopped")
+                    .nodes,
+                nodes
+            );
+            tn += s.elapsed().as_secs_f64();
+        }
+        one.push(t1);
+        all.push(tn);
+    }
+    let (t1, tn) = (median(one), median(all));
+    println!(
+        "parallel: 1 thread {:.1} M nodes/s, {threads} threads {:.1} M nodes/s: {:.2}x",
+        total_nodes as f64 / t1 / 1e6,
+        total_nodes as f64 / tn / 1e6,
+        t1 / tn
+    );
+}
