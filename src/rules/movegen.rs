@@ -227,34 +227,61 @@ fn generate_pawns<S: Sliders, K: MoveSink>(
         Color::White => Bitboard(0x0000_0000_00FF_0000),
         Color::Black => Bitboard(0x0000_FF00_0000_0000),
     };
-    // Capture directions: towards the a-file and towards the h-file.
-    let (west, east) = (fwd - 1, fwd + 1);
 
     // Pawns pinned on a file may push; pinned on a diagonal may capture the pinner.
     // Batches are emitted per group so that every batch shares one direction.
-    let free = pawns & !pinned;
-    let mut emit = |movers: Bitboard, allowed: Bitboard| {
-        let single = movers.shift(fwd) & empty;
-        let double = (single & third).shift(fwd) & empty & target & allowed;
-        let single = single & target & allowed;
-        let west_caps = (movers & NOT_FILE_A).shift(west) & theirs & target & allowed;
-        let east_caps = (movers & NOT_FILE_H).shift(east) & theirs & target & allowed;
-        if (single & last).any() || (west_caps & last).any() || (east_caps & last).any() {
-            sink.pawns(single & last, fwd, PawnBatch::Promotion);
-            sink.pawns(west_caps & last, west, PawnBatch::Promotion);
-            sink.pawns(east_caps & last, east, PawnBatch::Promotion);
-        }
-        sink.pawns(single & !last, fwd, PawnBatch::Normal);
-        sink.pawns(west_caps & !last, west, PawnBatch::Normal);
-        sink.pawns(east_caps & !last, east, PawnBatch::Normal);
-        sink.pawns(double, fwd + fwd, PawnBatch::DoublePush);
+    let ctx = PawnContext {
+        theirs,
+        empty,
+        target,
+        last,
+        third,
+        fwd,
     };
-    emit(free, Bitboard::FULL);
+    emit_pawns(sink, &ctx, pawns & !pinned, Bitboard::FULL);
     if !in_check {
         for from in pawns & pinned {
-            emit(Bitboard::from_square(from), attacks::line(king, from));
+            emit_pawns(
+                sink,
+                &ctx,
+                Bitboard::from_square(from),
+                attacks::line(king, from),
+            );
         }
     }
+}
+
+/// What every pawn batch of one position shares.
+struct PawnContext {
+    theirs: Bitboard,
+    empty: Bitboard,
+    target: Bitboard,
+    last: Bitboard,
+    third: Bitboard,
+    fwd: i8,
+}
+
+/// Pushes, double pushes and captures of `movers`, restricted to `allowed` squares.
+#[inline(always)]
+fn emit_pawns<K: MoveSink>(sink: &mut K, ctx: &PawnContext, movers: Bitboard, allowed: Bitboard) {
+    let fwd = ctx.fwd;
+    // Capture directions: towards the a-file and towards the h-file.
+    let (west, east) = (fwd - 1, fwd + 1);
+    let single = movers.shift(fwd) & ctx.empty;
+    let double = (single & ctx.third).shift(fwd) & ctx.empty & ctx.target & allowed;
+    let single = single & ctx.target & allowed;
+    let west_caps = (movers & NOT_FILE_A).shift(west) & ctx.theirs & ctx.target & allowed;
+    let east_caps = (movers & NOT_FILE_H).shift(east) & ctx.theirs & ctx.target & allowed;
+    let last = ctx.last;
+    if ((single | west_caps | east_caps) & last).any() {
+        sink.pawns(single & last, fwd, PawnBatch::Promotion);
+        sink.pawns(west_caps & last, west, PawnBatch::Promotion);
+        sink.pawns(east_caps & last, east, PawnBatch::Promotion);
+    }
+    sink.pawns(single & !last, fwd, PawnBatch::Normal);
+    sink.pawns(west_caps & !last, west, PawnBatch::Normal);
+    sink.pawns(east_caps & !last, east, PawnBatch::Normal);
+    sink.pawns(double, fwd + fwd, PawnBatch::DoublePush);
 }
 
 #[inline(always)]
