@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Structural checks on the rendered chess-server manifests, beyond what the schema says.
+
+kubernetes-validate proves every object is well-formed for a Kubernetes version. This proves the
+objects fit together and keep the properties deploy/README.md promises: one replica, native gRPC
+probes on a numeric port, the hardened securityContext, the env configuration, selectors that
+match, and so on.
+
+    kubectl kustomize deploy/k8s/base | python3 deploy/check_manifests.py -
+    kubectl kustomize deploy/k8s/overlays/example | python3 deploy/check_manifests.py --namespace chess -
+    python3 deploy/check_manifests.py --self-test rendered.yaml   # each check must catch its breakage
+
+Needs PyYAML (installed with kubernetes-validate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+
+import yaml
+
+PORT = 50051
+UID = GID = 10001
+DATA_DIR = "/var/lib/chess"
+HEALTH_SERVICE = "chess.v1.ChessService"
+ENV_KEYS = [
+    "CHESS_LISTEN",
+    "CHESS_DATA_DIR",
+    "CHESS_DURABILITY",
+    "CHESS_LOG_FORMAT",
+    "RUST_LOG",
+    "CHESS_PERFT_MAX_DEPTH",
+    "CHESS_PERFT_MAX_CONCURRENT",
+    "CHESS_CACHE_GAMES",
+]
+SELECTOR_LABELS = {"app.kubernetes.io/name": "chess-server", "app.kubernetes.io/instance": "chess-server"}
+RECOMMENDED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of",
+                      "app.kubernetes.io/component", "app.kubernetes.io/managed-by"]
+SERVER_SHUTDOWN_S = 10  # what the server promises on SIGTERM
+CLUSTER_SCOPED = {"Namespace"}
+
+
+class Checker:
+    def __init__(self, docs: list[dict], namespace: str | None):
+        self.docs = docs
+        self.namespace = namespace
+        self.failures: list[str] = []
+        self.passed = 0
+
+    def check(self, cond: bool, what: str) -> bool:
+        if cond:
+            self.passed += 1
+        else:
+            self.failures.append(what)
+        return cond
+
+    def of_kind(self, kind: str) -> list[dict]:
+        return [d for d in self.docs if d.get("kind") == kind]
+
+    def run(self) -> None:
+        c = self.check
+        for d in self.docs:
+            name = f'{d.get("kind")}/{d.get("metadata", {}).get("name")}'
+            labels = d.get("metadata", {}).get("labels") or {}
+            if d.get("kind") not in CLUSTER_SCOPED:
+                missing = [k for k in RECOMMENDED_LABELS if k not in labels]
+                c(not missing, f"{name}: missing labels {missing}")
+                if self.namespace is not None:
+                    c(d["metadata"].get("namespace") == self.namespace,
+                      f"{name}: namespace is {d['metadata'].get('namespace')!r}, want {self.namespace!r}")
+        if self.namespace is not None:
+            nss = [d for d in self.of_kind("Namespace") if d["metadata"]["name"] == self.namespace]
+            if c(len(nss) == 1, f"Namespace {self.namespace!r} is not in the render"):
+                c((nss[0]["metadata"].get("labels") or {}).get("pod-security.kubernetes.io/enforce") == "restricted",
+                  "Namespace: Pod Security Standard 'restricted' is not enforced")
+
+        sts_all = self.of_kind("StatefulSet")
+        if not c(len(sts_all) == 1, f"want exactly one StatefulSet, found {len(sts_all)}"):
+            return
+        sts = sts_all[0]
+        spec = sts["spec"]
+        c(spec.get("replicas") == 1, f"StatefulSet replicas must be 1 (sled is single-writer), is {spec.get('replicas')!r}")
+        pod_labels = spec["template"]["metadata"].get("labels") or {}
+        sel = (spec.get("selector") or {}).get("matchLabels") or {}
+        c(all(pod_labels.get(k) == v for k, v in SELECTOR_LABELS.items()), "pod template lacks the selector labels")
+        c(sel and all(pod_labels.get(k) == v for k, v in sel.items()), "StatefulSet selector does not match its pods")
+
+        pod = spec["template"]["spec"]
+        grace = pod.get("terminationGracePeriodSeconds", 30)
+        c(grace >= SERVER_SHUTDOWN_S + 10, f"terminationGracePeriodSeconds {grace} does not cover a {SERVER_SHUTDOWN_S} s shutdown with margin")
+        c(pod.get("automountServiceAccountToken") is False, "the pod mounts a service account token it never uses")
+
+        psc = pod.get("securityContext") or {}
+        c(psc.get("runAsNonRoot") is True, "pod securityContext.runAsNonRoot is not true")
+        c(psc.get("runAsUser") == UID and psc.get("runAsGroup") == GID, f"pod must run as {UID}:{GID}")
+        c(psc.get("fsGroup") == GID, f"pod fsGroup must be {GID} so the volume is writable")
+        c((psc.get("seccompProfile") or {}).get("type") == "RuntimeDefault", "pod seccompProfile is not RuntimeDefault")
+
+        containers = pod.get("containers") or []
+        if not c(len(containers) == 1, f"want one container, found {len(containers)}"):
+            return
+        ctr = containers[0]
+        ports = ctr.get("ports") or []
+        c(any(p.get("containerPort") == PORT and p.get("name") == "grpc" for p in ports), f"container port {PORT} named grpc is missing")
+
+        for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
+            probe = ctr.get(kind)
+            if not c(isinstance(probe, dict), f"{kind} is missing"):
+                continue
+            grpc = probe.get("grpc")
+            if not c(isinstance(grpc, dict), f"{kind} is not a native grpc probe"):
+                continue
+            port = grpc.get("port")
+            c(type(port) is int and port == PORT, f"{kind}.grpc.port must be the number {PORT}, is {port!r}")
+            if kind == "readinessProbe":
+                c(grpc.get("service") == HEALTH_SERVICE, f"readinessProbe must check {HEALTH_SERVICE!r}, checks {grpc.get('service')!r}")
+            else:
+                c(grpc.get("service", "") == "", f"{kind} must check the overall server (service \"\"), checks {grpc.get('service')!r}")
+        startup = ctr.get("startupProbe") or {}
+        c(startup.get("periodSeconds", 10) * startup.get("failureThreshold", 3) >= 60,
+          "startupProbe allows less than 60 s for sled to open")
+
+        res = ctr.get("resources") or {}
+        for part in ("requests", "limits"):
+            for r in ("cpu", "memory"):
+                c(r in (res.get(part) or {}), f"resources.{part}.{r} is missing")
+
+        csc = ctr.get("securityContext") or {}
+        c(csc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation is not false")
+        c(csc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem is not true")
+        c((csc.get("capabilities") or {}).get("drop") == ["ALL"], "capabilities.drop is not [ALL]")
+        c(not (csc.get("capabilities") or {}).get("add"), "capabilities are added")
+        c(csc.get("privileged") in (None, False), "container is privileged")
+        eff_nonroot = csc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+        eff_uid = csc.get("runAsUser", psc.get("runAsUser"))
+        c(eff_nonroot is True and eff_uid == UID, "container does not run as the non-root chess user")
+        c((csc.get("seccompProfile") or psc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
+          "container seccompProfile is not RuntimeDefault")
+
+        # Configuration: all of it from one generated ConfigMap, and consistent with the pod.
+        c(ctr.get("command") == ["/usr/local/bin/chess-server"] and not ctr.get("args"),
+          "container must set command (and no args) so the image's CMD flags do not override the ConfigMap")
+        refs = [e["configMapRef"]["name"] for e in ctr.get("envFrom") or [] if "configMapRef" in e]
+        cms = {d["metadata"]["name"]: d for d in self.of_kind("ConfigMap")}
+        if c(len(refs) == 1 and refs[0] in cms, f"envFrom must reference one ConfigMap of the render, references {refs}"):
+            data = cms[refs[0]].get("data") or {}
+            missing = [k for k in ENV_KEYS if k not in data]
+            c(not missing, f"ConfigMap lacks {missing}")
+            extra = [k for k in data if k not in ENV_KEYS]
+            c(not extra, f"ConfigMap has keys the server does not read: {extra}")
+            c(data.get("CHESS_DATA_DIR") == DATA_DIR, f"CHESS_DATA_DIR must be {DATA_DIR}")
+            c(str(data.get("CHESS_LISTEN", "")).endswith(f":{PORT}"), f"CHESS_LISTEN must listen on port {PORT}")
+            c(data.get("CHESS_DURABILITY") == "fsync", "CHESS_DURABILITY must be fsync")
+            c(data.get("CHESS_LOG_FORMAT") == "json", "CHESS_LOG_FORMAT must be json")
+            for k in ("CHESS_PERFT_MAX_DEPTH", "CHESS_PERFT_MAX_CONCURRENT", "CHESS_CACHE_GAMES"):
+                c(str(data.get(k, "")).isdigit(), f"{k} must be a whole number, is {data.get(k)!r}")
+        c(not ctr.get("env"), "env must come from the ConfigMap only (envFrom), not inline env")
+
+        # Volumes: data on the claim template, /tmp on an emptyDir; nothing else writable.
+        mounts = {m["mountPath"]: m["name"] for m in ctr.get("volumeMounts") or []}
+        vct = [t["metadata"]["name"] for t in spec.get("volumeClaimTemplates") or []]
+        c(len(vct) == 1, f"want one volumeClaimTemplate, found {vct}")
+        c(mounts.get(DATA_DIR) in vct, f"{DATA_DIR} is not mounted from the volumeClaimTemplate")
+        for t in spec.get("volumeClaimTemplates") or []:
+            c(t["spec"].get("accessModes") == ["ReadWriteOnce"], "the data volume must be ReadWriteOnce (one writer)")
+        vols = {v["name"]: v for v in pod.get("volumes") or []}
+        c("emptyDir" in vols.get(mounts.get("/tmp"), {}), "/tmp is not an emptyDir")
+
+        # Services: one headless governing Service, one ClusterIP with appProtocol grpc.
+        services = self.of_kind("Service")
+        headless = [s for s in services if s["spec"].get("clusterIP") == "None"]
+        c(spec.get("serviceName") in [s["metadata"]["name"] for s in headless],
+          f"serviceName {spec.get('serviceName')!r} is not a headless Service of the render")
+        c(any(s["spec"].get("type", "ClusterIP") == "ClusterIP" and s["spec"].get("clusterIP") != "None" for s in services),
+          "no ClusterIP Service")
+        for s in services:
+            n = s["metadata"]["name"]
+            ssel = s["spec"].get("selector") or {}
+            c(ssel and all(pod_labels.get(k) == v for k, v in ssel.items()), f"Service {n} selector does not match the pod")
+            for p in s["spec"].get("ports") or []:
+                c(p.get("appProtocol") == "grpc", f"Service {n} port {p.get('name')} lacks appProtocol: grpc")
+                c(p.get("targetPort") in ("grpc", PORT), f"Service {n} port does not target the grpc container port")
+
+        pdbs = self.of_kind("PodDisruptionBudget")
+        if c(len(pdbs) == 1, f"want one PodDisruptionBudget, found {len(pdbs)}"):
+            psel = (pdbs[0]["spec"].get("selector") or {}).get("matchLabels") or {}
+            c(psel and all(pod_labels.get(k) == v for k, v in psel.items()), "PodDisruptionBudget selector does not match the pod")
+
+        image = ctr.get("image", "")
+        tag = image.rsplit("/", 1)[-1].partition(":")[2]
+        c(bool(tag) and tag != "latest", f"image {image!r} must carry a pinned tag")
+
+
+def load(path: str) -> list[dict]:
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    with stream:
+        return [d for d in yaml.safe_load_all(stream) if d]
+
+
+def mutations():
+    """(description, function that breaks a copy of the docs) pairs for --self-test."""
+
+    def sts(docs):
+        return next(d for d in docs if d["kind"] == "StatefulSet")
+
+    def ctr(docs):
+        return sts(docs)["spec"]["template"]["spec"]["containers"][0]
+
+    def set_(getter, *path_and_value):
+        *path, value = path_and_value
+
+        def f(docs):
+            node = getter(docs)
+            for p in path[:-1]:
+                node = node[p]
+            if value is KeyError:
+                node.pop(path[-1], None)
+            else:
+                node[path[-1]] = value
+        return f
+
+    return [
+        ("replicas 2", set_(sts, "spec", "replicas", 2)),
+        ("named probe port", set_(ctr, "livenessProbe", "grpc", "port", "grpc")),
+        ("httpGet readiness", set_(ctr, "readinessProbe", {"tcpSocket": {"port": PORT}})),
+        ("readiness on overall server", set_(ctr, "readinessProbe", "grpc", "service", KeyError)),
+        ("no startup probe", set_(ctr, "startupProbe", KeyError)),
+        ("writable root fs", set_(ctr, "securityContext", "readOnlyRootFilesystem", False)),
+        ("privilege escalation", set_(ctr, "securityContext", "allowPrivilegeEscalation", True)),
+        ("capabilities kept", set_(ctr, "securityContext", "capabilities", {"drop": ["NET_RAW"]})),
+        ("root user", set_(sts, "spec", "template", "spec", "securityContext", "runAsUser", 0)),
+        ("no fsGroup", set_(sts, "spec", "template", "spec", "securityContext", "fsGroup", KeyError)),
+        ("no seccomp", set_(sts, "spec", "template", "spec", "securityContext", "seccompProfile", KeyError)),
+        ("short grace period", set_(sts, "spec", "template", "spec", "terminationGracePeriodSeconds", 5)),
+        ("no limits", set_(ctr, "resources", "limits", KeyError)),
+        ("image CMD flags win", set_(ctr, "command", KeyError)),
+        ("inline env", set_(ctr, "env", [{"name": "CHESS_LISTEN", "value": "0.0.0.0:1"}])),
+        ("ConfigMap key missing", lambda docs: next(d for d in docs if d["kind"] == "ConfigMap")["data"].pop("CHESS_CACHE_GAMES")),
+        ("durability off", lambda docs: next(d for d in docs if d["kind"] == "ConfigMap")["data"].update(CHESS_DURABILITY="none")),
+        ("data dir not on PVC", lambda docs: ctr(docs)["volumeMounts"].pop(0)),
+        ("no appProtocol", lambda docs: next(d for d in docs if d["kind"] == "Service")["spec"]["ports"][0].pop("appProtocol")),
+        ("no headless Service", lambda docs: docs.remove(next(d for d in docs if d["kind"] == "Service" and d["spec"].get("clusterIP") == "None"))),
+        ("no PDB", lambda docs: docs.remove(next(d for d in docs if d["kind"] == "PodDisruptionBudget"))),
+        ("PDB selects nothing", lambda docs: next(d for d in docs if d["kind"] == "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].update({"app.kubernetes.io/name": "other"})),
+        ("latest image", set_(ctr, "image", "chess-server:latest")),
+        ("missing labels", lambda docs: next(d for d in docs if d["kind"] == "Service")["metadata"]["labels"].pop("app.kubernetes.io/part-of")),
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file", help="rendered multi-document YAML, or - for stdin")
+    ap.add_argument("--namespace", help="every namespaced object must be in this namespace, and the Namespace must be rendered")
+    ap.add_argument("--self-test", action="store_true", help="check that each known breakage of the input is caught")
+    args = ap.parse_args()
+    docs = load(args.file)
+
+    checker = Checker(docs, args.namespace)
+    checker.run()
+    for f in checker.failures:
+        print(f"FAIL: {f}")
+    total = checker.passed + len(checker.failures)
+    print(f"structural checks: {checker.passed} of {total} hold "
+          f"({len(docs)} objects{', namespace ' + args.namespace if args.namespace else ''})")
+    if checker.failures:
+        return 1
+    if args.self_test:
+        missed = []
+        for what, breaker in mutations():
+            broken = copy.deepcopy(docs)
+            breaker(broken)
+            m = Checker(broken, args.namespace)
+            m.run()
+            if not m.failures:
+                missed.append(what)
+        for what in missed:
+            print(f"FAIL: self-test: breakage not caught: {what}")
+        print(f"self-test: {len(mutations()) - len(missed)} of {len(mutations())} breakages caught")
+        if missed:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
