@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use crate::rules::{Game, Variant};
 
 pub mod codec;
+pub mod crash_journal;
 pub mod group_commit;
 pub mod sled_store;
 
