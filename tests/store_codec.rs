@@ -397,3 +397,24 @@ fn encoding_refuses_a_start_that_does_not_match_the_metadata() {
         Err(CodecError::BadStart { .. })
     ));
 }
+
+/// The codec ranks and selects moves by `order_key` instead of sorting; that must be
+/// exactly the order of `legal_moves_sorted()`, checked on every corpus position.
+#[test]
+fn order_key_is_the_order_of_legal_moves_sorted() {
+    let mut positions = 0;
+    for g in corpus_games() {
+        for ply in 0..=g.game.ply() {
+            let pos = g.game.position_at(ply).unwrap();
+            let sorted = pos.legal_moves_sorted();
+            let keys: Vec<u32> = sorted.iter().map(codec::order_key).collect();
+            assert!(
+                keys.windows(2).all(|w| w[0] < w[1]),
+                "{}: keys not strictly increasing in sorted order",
+                pos.to_fen()
+            );
+            positions += 1;
+        }
+    }
+    assert!(positions > 60_000);
+}

@@ -1,9 +1,10 @@
 //! The stored record of one game: a versioned, sectioned, checksummed byte string holding
 //! the start position, the creation time and the moves, each move as its index in the
-//! position's [`Position::legal_moves_sorted`] list written with a truncated binary code.
+//! position's [`Position::legal_moves_sorted`] order written with a truncated binary code.
 //! `docs/STORAGE.md` gives the exact byte layout.
 //!
-//! Decoding replays every move through the rules ([`Game::play`]); a record that fails
+//! Decoding replays every move through the rules (the game must still be going and the
+//! move is taken from the rules' legal list of the position); a record that fails
 //! its checksum, its framing or its replay is a [`CodecError`], which the store turns into
 //! `StoreError::DataLoss` for that game alone.
 
@@ -300,17 +301,30 @@ impl MoveEncoder {
                 ply,
                 mv: m.to_string(),
             })?;
-            let legal = pos.legal_moves_sorted();
-            let r = legal.binary_search(&m).map_err(|_| CodecError::NotLegal {
-                ply,
-                mv: pos.uci(m),
-            })?;
+            let legal = pos.legal_moves();
+            if !legal.contains(&m) {
+                return Err(CodecError::NotLegal {
+                    ply,
+                    mv: pos.uci(m),
+                });
+            }
+            // The move's index in the sorted order, without sorting: moves before it.
+            let key = order_key(&m);
+            let r = legal.iter().filter(|x| order_key(x) < key).count();
             put_index(&mut self.bits, r as u32, legal.len() as u32);
             self.moves.push(m);
             self.ends.push(self.bits.bit_len());
         }
         Ok(moves.len() - common)
     }
+}
+
+/// The order of [`Position::legal_moves_sorted`] — by (from, to, role, kind), the
+/// derived order of [`Move`] — as one integer, so the codec can rank and select moves
+/// without sorting whole lists. The fields are `repr(u8)` enums declared in that order.
+#[inline(always)]
+pub fn order_key(m: &Move) -> u32 {
+    (m.from as u32) << 24 | (m.to as u32) << 16 | (m.role as u32) << 8 | m.kind as u32
 }
 
 // ---- the start ----------------------------------------------------------------------------
@@ -560,23 +574,30 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
     let mut encoder = MoveEncoder::new(start);
     encoder.moves.reserve(ply);
     encoder.ends.reserve(ply);
+    let mut legal: Vec<Move> = Vec::with_capacity(64);
     for i in 0..ply {
-        let legal = game.position().legal_moves_sorted();
-        if legal.is_empty() {
+        // The rules decide: the game must still be going, and the move is drawn from the
+        // rules' own list of legal moves in the current position.
+        let status = game.status();
+        if status.is_over() {
             return Err(CodecError::Replay {
                 ply: i,
-                what: "no legal move, yet the record has more moves".into(),
+                what: format!(
+                    "the game had already ended ({status:?}), yet the record has more moves"
+                ),
             });
         }
+        legal.clear();
+        legal.extend_from_slice(&game.position().legal_moves());
         let r = get_index(&mut reader, legal.len() as u32).ok_or_else(|| CodecError::Replay {
             ply: i,
             what: format!("the move bits end after {} of {ply} moves", i),
         })?;
-        let m = legal[r as usize];
-        game.play(m).map_err(|e| CodecError::Replay {
-            ply: i,
-            what: e.to_string(),
-        })?;
+        // The r-th move in sorted order, found without sorting the whole list.
+        let (_, &mut m, _) = legal.select_nth_unstable_by_key(r as usize, order_key);
+        // Legal by construction (taken from the legal list of this very position), so
+        // the second legality check inside `Game::play` is skipped.
+        game.push_unchecked(m);
         encoder.moves.push(m);
         encoder.ends.push(reader.pos);
     }

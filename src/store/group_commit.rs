@@ -64,6 +64,8 @@ struct State {
     pending: Vec<Waiter>,
     shutdown: bool,
     failed: Option<String>,
+    /// Queue length at which the flusher wants to be woken.
+    want: usize,
     stats: GroupCommitStats,
 }
 
@@ -89,8 +91,14 @@ pub struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the flusher thread.
-    pub fn start(name: &str, sync: SyncFn) -> Result<GroupCommit, StoreError> {
+    /// Starts the flusher thread. After each sync it waits at most `max_linger` (and at
+    /// most half the sync's own duration) for the writers it just answered to queue
+    /// again, so that they share the next sync; `Duration::ZERO` turns that off.
+    pub fn start(
+        name: &str,
+        max_linger: Duration,
+        sync: SyncFn,
+    ) -> Result<GroupCommit, StoreError> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -98,7 +106,7 @@ impl GroupCommit {
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name(name.to_string())
-            .spawn(move || flusher(&thread_shared, sync))
+            .spawn(move || flusher(&thread_shared, sync, max_linger))
             .map_err(|e| {
                 StoreError::Io(format!("cannot start the flusher thread '{name}': {e}"))
             })?;
@@ -136,8 +144,11 @@ impl GroupCommit {
         let mut st = self.shared.lock();
         check_state(&st)?;
         st.pending.push(waiter);
+        let wake = st.pending.len() == 1 || st.pending.len() == st.want;
         drop(st);
-        self.shared.wake.notify_one();
+        if wake {
+            self.shared.wake.notify_one();
+        }
         Ok(())
     }
 
@@ -181,15 +192,36 @@ fn failed_error(reason: &str) -> StoreError {
     ))
 }
 
-fn flusher(shared: &Shared, mut sync: SyncFn) {
+fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
+    // Writers answered by one sync come back together; without lingering they would
+    // miss the next sync (which starts with whoever queued during this one) and split
+    // into two alternating halves, each sync serving half of them. So after a sync the
+    // flusher waits, briefly, until as many waiters are queued as were in the system
+    // (the batch just answered plus those queued meanwhile).
+    let mut target = 1usize;
+    let mut deadline = Instant::now();
     loop {
         let batch = {
             let mut st = shared.lock();
-            while st.pending.is_empty() && !st.shutdown {
-                st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-            }
-            if st.pending.is_empty() {
-                return; // shut down and drained
+            loop {
+                if st.pending.is_empty() {
+                    if st.shutdown {
+                        return; // shut down and drained
+                    }
+                    st.want = 1;
+                    st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                let now = Instant::now();
+                if st.shutdown || st.pending.len() >= target || now >= deadline {
+                    break;
+                }
+                st.want = target;
+                st = shared
+                    .wake
+                    .wait_timeout(st, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
             std::mem::take(&mut st.pending)
         };
@@ -211,10 +243,12 @@ fn flusher(shared: &Shared, mut sync: SyncFn) {
             st.stats.waiters += n;
             st.stats.max_batch = st.stats.max_batch.max(n);
             st.stats.sync_time += took;
+            target = batch.len() + st.pending.len();
         }
         for waiter in batch {
             waiter.answer(result.clone());
         }
+        deadline = Instant::now() + max_linger.min(took / 2);
     }
 }
 
@@ -232,6 +266,7 @@ mod tests {
         let gc = Arc::new(
             GroupCommit::start(
                 "test-flusher",
+                Duration::ZERO,
                 Box::new(move || {
                     std::thread::sleep(Duration::from_millis(2));
                     d.store(w.load(Ordering::SeqCst), Ordering::SeqCst);
@@ -276,12 +311,56 @@ mod tests {
         assert_eq!(gc.ticket().err(), Some(StoreError::Closed));
     }
 
+    /// With lingering, writers answered together share the next sync instead of
+    /// splitting into two alternating halves.
+    #[test]
+    fn lingering_keeps_a_cohort_of_writers_in_one_sync() {
+        let gc = Arc::new(
+            GroupCommit::start(
+                "test-flusher",
+                Duration::from_millis(5),
+                Box::new(|| {
+                    std::thread::sleep(Duration::from_millis(4));
+                    Ok(())
+                }),
+            )
+            .unwrap(),
+        );
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let writers = 32;
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..writers)
+                .map(|_| {
+                    let gc = Arc::clone(&gc);
+                    tokio::spawn(async move {
+                        for _ in 0..30 {
+                            gc.ticket().unwrap().wait().await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+        let stats = gc.stats();
+        let per_sync = stats.waiters as f64 / stats.batches as f64;
+        assert!(
+            per_sync > 0.75 * writers as f64,
+            "{per_sync:.1} waiters per sync with {writers} writers: {stats:?}"
+        );
+    }
+
     #[test]
     fn a_failed_sync_is_sticky() {
         let calls = Arc::new(AtomicU64::new(0));
         let c = Arc::clone(&calls);
         let gc = GroupCommit::start(
             "test-flusher",
+            Duration::ZERO,
             Box::new(move || {
                 if c.fetch_add(1, Ordering::SeqCst) == 0 {
                     Err("disk on fire".into())
@@ -305,6 +384,7 @@ mod tests {
     fn shutdown_answers_queued_waiters() {
         let gc = GroupCommit::start(
             "test-flusher",
+            Duration::ZERO,
             Box::new(|| {
                 std::thread::sleep(Duration::from_millis(20));
                 Ok(())

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::rules::{Game, Variant};
 
@@ -85,6 +86,10 @@ pub struct SledConfig {
     /// Games whose encoded moves are kept so a save after a move encodes one move instead
     /// of the whole history. 0 turns the cache off. About 20 bytes per ply each.
     pub encoder_cache_games: usize,
+    /// After a sync, how long at most the flusher waits for the writers it just answered
+    /// to queue again so that they share the next sync (never more than half the last
+    /// sync's duration). `Duration::ZERO` turns it off.
+    pub commit_linger_max: Duration,
 }
 
 impl SledConfig {
@@ -95,6 +100,7 @@ impl SledConfig {
             sled_cache_bytes: 256 * 1024 * 1024,
             sled_flush_every_ms: Some(500),
             encoder_cache_games: 10_000,
+            commit_linger_max: Duration::from_millis(2),
         }
     }
 
@@ -126,32 +132,114 @@ fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Io(format!("{what} ({}): {e}", path.display()))
 }
 
-/// Flushes sled's buffers, and for `fsync` makes the file contents and directory entries
-/// durable: sled 0.34.7's `flush()` ends in `sync_file_range`, which neither flushes the
-/// drive's cache nor the file's metadata.
-fn sync_fn(db: sled::Db, path: PathBuf, fsync: bool) -> Result<SyncFn, StoreError> {
-    let (db_file, dir) = if fsync {
-        let db_file = File::open(path.join("db"))
-            .map_err(|e| io_err(&path, "cannot open sled's db file to fsync it", e))?;
-        let dir = File::open(&path)
-            .map_err(|e| io_err(&path, "cannot open the data directory to fsync it", e))?;
-        (Some(db_file), Some(dir))
-    } else {
-        (None, None)
+/// Makes sled's files durable beyond what sled's `flush()` does: sled 0.34.7's flush
+/// ends in `sync_file_range`, which neither flushes the drive's write cache nor commits
+/// the file's metadata, and sled creates and renames files (snapshots, blobs) without
+/// syncing their directory.
+struct DurableFiles {
+    path: PathBuf,
+    db_file: File,
+    dir: File,
+    /// The data directory's entries as of its last fsync.
+    dir_entries: Vec<std::ffi::OsString>,
+    /// Blob files already fsynced, and the blob directory's entries as of its last fsync.
+    blobs_synced: Vec<std::ffi::OsString>,
+}
+
+fn list_dir(dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+    let mut names = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<Vec<_>>>()?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
     };
-    Ok(Box::new(move || {
-        db.flush()
-            .map_err(|e| format!("sled flush of {}: {e}", path.display()))?;
-        if let Some(f) = &db_file {
-            f.sync_all()
-                .map_err(|e| format!("fsync of {}/db: {e}", path.display()))?;
+    names.sort();
+    Ok(names)
+}
+
+impl DurableFiles {
+    fn open(path: &Path) -> Result<DurableFiles, StoreError> {
+        let db_file = File::open(path.join("db"))
+            .map_err(|e| io_err(path, "cannot open sled's db file to fsync it", e))?;
+        let dir = File::open(path)
+            .map_err(|e| io_err(path, "cannot open the data directory to fsync it", e))?;
+        Ok(DurableFiles {
+            path: path.to_path_buf(),
+            db_file,
+            dir,
+            dir_entries: Vec::new(),
+            blobs_synced: Vec::new(),
+        })
+    }
+
+    /// fsync of every regular file in the data directory (sled's `conf` and snapshots
+    /// are written once and never synced by us otherwise), then [`DurableFiles::sync`].
+    fn sync_everything(&mut self) -> Result<(), String> {
+        for name in list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))? {
+            let p = self.path.join(&name);
+            if p.is_file() {
+                File::open(&p)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| self.fail("fsync", &p, e))?;
+            }
         }
-        if let Some(d) = &dir {
-            d.sync_all()
-                .map_err(|e| format!("fsync of directory {}: {e}", path.display()))?;
+        self.sync()
+    }
+
+    /// fsync of the db file; of any new blob file and then the blob directory; and of the
+    /// data directory whenever its entries changed since its last fsync (listing it costs
+    /// microseconds, an fsync of it a fraction of a millisecond).
+    fn sync(&mut self) -> Result<(), String> {
+        self.db_file
+            .sync_all()
+            .map_err(|e| self.fail("fsync", &self.path.join("db"), e))?;
+        // sled writes values above about 128 KiB to blob files without syncing them.
+        // Records are capped far below that, but sync any that appear.
+        let blobs = self.path.join("blobs");
+        let names = list_dir(&blobs).map_err(|e| self.fail("list", &blobs, e))?;
+        if names != self.blobs_synced {
+            for name in names
+                .iter()
+                .filter(|n| self.blobs_synced.binary_search(n).is_err())
+            {
+                let p = blobs.join(name);
+                match File::open(&p).and_then(|f| f.sync_all()) {
+                    // A blob removed by sled meanwhile needs nothing.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    r => r.map_err(|e| self.fail("fsync", &p, e))?,
+                }
+            }
+            File::open(&blobs)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| self.fail("fsync", &blobs, e))?;
+            self.blobs_synced = names;
+        }
+        let entries = list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))?;
+        if entries != self.dir_entries {
+            self.dir
+                .sync_all()
+                .map_err(|e| self.fail("fsync", &self.path, e))?;
+            self.dir_entries = entries;
         }
         Ok(())
-    }))
+    }
+
+    fn fail(&self, what: &str, p: &Path, e: std::io::Error) -> String {
+        format!("{what} of {}: {e}", p.display())
+    }
+}
+
+/// The group commit's sync at a durability level: sled `flush()`, then for `Fsync` (and
+/// for `flush()` calls at level `None`) the fsyncs of [`DurableFiles`].
+fn sync_fn(db: sled::Db, mut files: Option<DurableFiles>) -> SyncFn {
+    Box::new(move || {
+        db.flush().map_err(|e| format!("sled flush: {e}"))?;
+        if let Some(files) = &mut files {
+            files.sync()?;
+        }
+        Ok(())
+    })
 }
 
 impl SledStore {
@@ -197,20 +285,20 @@ impl SledStore {
             }
         }
         // The files sled created (db, conf, snapshots) and the marker, durable now.
-        let mut sync_now = sync_fn(db.clone(), path.clone(), true)?;
-        sync_now().map_err(StoreError::Io)?;
+        // Everything sled created (db, conf, snapshots) and the marker, durable now.
+        db.flush()
+            .map_err(|e| io_err(&path, "cannot flush the database", e))?;
+        let mut files = DurableFiles::open(&path)?;
+        files.sync_everything().map_err(StoreError::Io)?;
         // A directory created just now is an entry in its parent: make that durable too.
         if !existed && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             File::open(parent)
                 .and_then(|dir| dir.sync_all())
                 .map_err(|e| io_err(parent, "cannot fsync the data directory's parent", e))?;
         }
-        let sync = sync_fn(
-            db.clone(),
-            path.clone(),
-            config.durability != Durability::Flush,
-        )?;
-        let commit = GroupCommit::start("store-flusher", sync)?;
+        let files = (config.durability != Durability::Flush).then_some(files);
+        let sync = sync_fn(db.clone(), files);
+        let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
             path,
             db,
