@@ -5,6 +5,8 @@
 //! cargo bench --bench store                       # everything
 //! cargo bench --bench store -- throughput bytes   # some sections
 //! cargo bench --bench store -- throughput --secs 5 --writers 64 --level flush
+//! cargo bench --bench store -- throughput --writers 64 --linger-us 0 --no-hot
+//! cargo bench --bench store -- startup --games 100000 --move-by-move
 //! ```
 //! Sections: `bytes`, `replay`, `throughput`, `startup`. Data directories are made under
 //! `STORE_BENCH_DIR` (default: the system temp directory).
@@ -42,6 +44,9 @@ struct Opts {
     writers: Vec<usize>,
     levels: Vec<Durability>,
     games: usize,
+    move_by_move: bool,
+    linger: Option<Duration>,
+    hot: bool,
 }
 
 fn parse_args() -> Opts {
@@ -51,6 +56,9 @@ fn parse_args() -> Opts {
         writers: vec![1, 16, 64, 256],
         levels: vec![Durability::Fsync],
         games: 100_000,
+        move_by_move: false,
+        linger: None,
+        hot: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -74,6 +82,15 @@ fn parse_args() -> Opts {
                     .collect()
             }
             "--games" => o.games = value("--games").parse().expect("--games takes a count"),
+            "--move-by-move" => o.move_by_move = true,
+            "--linger-us" => {
+                o.linger = Some(Duration::from_micros(
+                    value("--linger-us")
+                        .parse()
+                        .expect("--linger-us takes microseconds"),
+                ))
+            }
+            "--no-hot" => o.hot = false,
             s if s.starts_with("--") => panic!("unknown option {s}"),
             s => o.sections.push(s.to_string()),
         }
@@ -325,6 +342,9 @@ async fn distinct_writer(
         while !stop.load(Ordering::Relaxed) && next_move(&mut game, &mut rng) {
             let t = Instant::now();
             store.save(&m, &game)?.wait().await?;
+            // At level `none` the ticket is ready at once: yield so the timer that ends
+            // the run gets a thread (a service task would wait on its socket here).
+            tokio::task::yield_now().await;
             if measure.load(Ordering::Relaxed) {
                 lat.push(t.elapsed());
                 ops += 1;
@@ -359,6 +379,7 @@ async fn hot_writer(
             drop(guard);
             ticket.wait().await?;
         }
+        tokio::task::yield_now().await;
         if measure.load(Ordering::Relaxed) {
             lat.push(t.elapsed());
             ops += 1;
@@ -406,17 +427,22 @@ where
 
 fn throughput(o: &Opts) {
     println!(
-        "## durable saves: {}s per row after 0.5s warm-up, 2 runtime threads",
-        o.secs
+        "## durable saves: {}s per row after 0.5s warm-up, 2 runtime threads, linger {}",
+        o.secs,
+        o.linger
+            .map(|d| format!("{} µs", d.as_micros()))
+            .unwrap_or_else(|| "default".into())
     );
     println!("| level, writers, games | saves/s | p50 | p99 | max | group commit |");
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
     for &level in &o.levels {
         for &writers in &o.writers {
             let dir = bench_dir("store-bench-tp");
-            let store = Arc::new(
-                SledStore::open(SledConfig::new(dir.path()).durability(level)).expect("open"),
-            );
+            let mut config = SledConfig::new(dir.path()).durability(level);
+            if let Some(linger) = o.linger {
+                config.commit_linger_max = linger;
+            }
+            let store = Arc::new(SledStore::open(config).expect("open"));
             let before = store.commit_stats();
             let s = Arc::clone(&store);
             let run = run_writers(o.secs, writers, move |w, stop, measure| {
@@ -424,7 +450,7 @@ fn throughput(o: &Opts) {
             });
             run.print(&format!("{level}, {writers}, distinct"), &store, before);
 
-            for hold in [true, false] {
+            for hold in [true, false].into_iter().filter(|_| o.hot) {
                 let hot = Arc::new(tokio::sync::Mutex::new((
                     meta(
                         format!("hot-{hold}"),
@@ -482,9 +508,17 @@ fn startup(o: &Opts) {
             );
             let mut game = Game::new(Position::new());
             let target = rng.below(201);
-            while game.ply() < target && next_move(&mut game, &mut rng) {}
+            if o.move_by_move {
+                // As the service writes: the record again after every move.
+                drop(store.create(&m, &game).expect("create"));
+                while game.ply() < target && next_move(&mut game, &mut rng) {
+                    drop(store.save(&m, &game).expect("save"));
+                }
+            } else {
+                while game.ply() < target && next_move(&mut game, &mut rng) {}
+                drop(store.create(&m, &game).expect("create"));
+            }
             plies += game.ply();
-            drop(store.create(&m, &game).expect("create"));
             if i % (o.games / 100).max(1) == 0 {
                 sample.push((m.id.clone(), game.ply()));
             }
@@ -493,9 +527,14 @@ fn startup(o: &Opts) {
     }
     let du = dir_size(dir.path());
     println!(
-        "## open with {} stored games ({plies} plies, {:.1} MB on disk; written in {:.1}s)",
+        "## open with {} stored games ({plies} plies, {:.1} MB on disk; written {} in {:.1}s)",
         o.games,
         du as f64 / 1e6,
+        if o.move_by_move {
+            "move by move, one save per ply,"
+        } else {
+            "one record per game"
+        },
         t.elapsed().as_secs_f64()
     );
     for round in 0..3 {
