@@ -234,6 +234,32 @@ fn replay() {
         "for comparison, Game::play of the same 200 moves (which checks legality again): p50 {}",
         us(percentile(&plain, 0.5))
     );
+    // The two move generations per ply inside decoding, each over the 200 positions.
+    let (mut counts, mut lists) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        for (_, g) in &games {
+            let t = Instant::now();
+            let n: u64 = (0..200)
+                .filter_map(|i| g.position_at(i))
+                .map(|p| p.count_legal_moves())
+                .sum();
+            counts.push(t.elapsed());
+            let t = Instant::now();
+            let m: usize = (0..200)
+                .filter_map(|i| g.position_at(i))
+                .map(|p| p.legal_moves().len())
+                .sum();
+            lists.push(t.elapsed());
+            assert_eq!(n, m as u64);
+        }
+    }
+    counts.sort();
+    lists.sort();
+    println!(
+        "of which, over the 200 positions: counting legal moves (inside Game::status) p50 {}, listing them p50 {}",
+        us(percentile(&counts, 0.5)),
+        us(percentile(&lists, 0.5))
+    );
     // Encoding a whole game from scratch (a save with a cold encoder cache).
     let mut enc = Vec::new();
     for (m, g) in &games {
@@ -266,12 +292,15 @@ fn replay() {
         loads.push(t.elapsed());
         assert_eq!(l.game.ply(), 200);
     }
+    let very_first = loads[0];
     loads.sort();
     println!(
-        "SledStore::load, first access after reopen: p50 {} p99 {} max {}",
+        "SledStore::load, first access to each game after reopen: p50 {} p99 {} max {} \
+         (the very first load of the process: {})",
         us(percentile(&loads, 0.5)),
         us(percentile(&loads, 0.99)),
-        us(*loads.last().expect("some loads"))
+        us(*loads.last().expect("some loads")),
+        us(very_first)
     );
 }
 

@@ -25,8 +25,9 @@ use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError};
 /// What "durable" means when a ticket resolves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Durability {
-    /// sled `flush()` and then `fsync` of the database file and directory before the
-    /// answer: survives `kill -9` and power loss. The default.
+    /// sled `flush()` and then `fsync` of the database file (and of the directory when
+    /// its entries changed) before the answer: survives `kill -9` and power loss. The
+    /// default.
     #[default]
     Fsync,
     /// sled `flush()` only (its writes plus `sync_file_range`) before the answer: survives
