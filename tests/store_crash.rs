@@ -53,6 +53,7 @@ fn crash_once(
         .spawn()
         .expect("store-crash-child starts");
     let stdout = child.stdout.take().expect("piped stdout");
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         // Read whole lines only: the child may die in the middle of one.
         let mut lines = Vec::new();
@@ -60,18 +61,26 @@ fn crash_once(
         let mut buf = String::new();
         while r.read_line(&mut buf).expect("child output is UTF-8") > 0 {
             if buf.ends_with('\n') {
+                if buf == "READY\n" {
+                    let _ = ready_tx.send(());
+                }
                 lines.push(buf.trim_end().to_string());
             }
             buf.clear();
         }
         lines
     });
-    // Kill at a random moment: sometimes during start-up, mostly under load. Even trials
-    // always run a while, so every run acknowledges something to check.
-    let least = if trial.is_multiple_of(2) { 300 } else { 0 };
-    let delay = Duration::from_millis(least + random_below(1200));
+    // Kill at a random moment. Odd trials count from the start, so some kills land during
+    // start-up; even trials count from READY and run at least 300 ms under load, however
+    // slow the machine, so every run has acknowledged changes to check.
     let began = Instant::now();
-    std::thread::sleep(delay);
+    if trial.is_multiple_of(2) {
+        // A child that dies before READY is caught below (its journal is then empty).
+        let _ = ready_rx.recv_timeout(Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(300 + random_below(1200)));
+    } else {
+        std::thread::sleep(Duration::from_millis(random_below(1200)));
+    }
     child.kill().expect("SIGKILL the child");
     let status = child.wait().expect("reap the child");
     let lines = reader.join().expect("reader thread");
@@ -184,8 +193,8 @@ fn the_check_catches_lost_writes_at_level_none() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut journal = Journal::new();
     let mut caught = Vec::new();
-    for trial in 0..3 {
-        // Even trials run at least 300 ms: under load, far more than sled's buffers hold.
+    for trial in 0..5 {
+        // Even trials run at least 300 ms under load: far more than sled's buffers hold.
         match crash_once(dir.path(), trial * 2, Durability::None, &mut journal) {
             Ok(t) => eprintln!(
                 "trial {trial}: nothing lost of {} acknowledged changes",
@@ -200,7 +209,7 @@ fn the_check_catches_lost_writes_at_level_none() {
     }
     assert!(
         !caught.is_empty(),
-        "kill -9 at level none lost nothing in 3 trials: the check cannot see losses"
+        "kill -9 at level none lost nothing in 5 trials: the check cannot see losses"
     );
     eprintln!(
         "caught: {}",
