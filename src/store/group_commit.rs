@@ -23,8 +23,10 @@ use tokio::sync::oneshot;
 
 use super::{Durable, StoreError};
 
-/// The sync a batch runs: returns a message on failure.
-pub type SyncFn = Box<dyn FnMut() -> Result<(), String> + Send + 'static>;
+/// The sync a batch runs; `full` asks for the strongest sync the store has whatever its
+/// durability level (a [`GroupCommit::wait_blocking`] caller is in the batch). Returns a
+/// message on failure.
+pub type SyncFn = Box<dyn FnMut(bool) -> Result<(), String> + Send + 'static>;
 
 enum Waiter {
     Async(oneshot::Sender<Result<(), StoreError>>),
@@ -132,8 +134,9 @@ impl GroupCommit {
         }))
     }
 
-    /// Queues a waiter and blocks the thread until its sync is done. Do not call it on an
-    /// async runtime's worker thread (use `spawn_blocking`).
+    /// Queues a waiter and blocks the thread until its sync is done; that sync is a full
+    /// one (see [`SyncFn`]). Do not call it on an async runtime's worker thread (use
+    /// `spawn_blocking`).
     pub fn wait_blocking(&self) -> Result<(), StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
         self.enqueue(Waiter::Blocking(tx))?;
@@ -226,10 +229,11 @@ fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
             std::mem::take(&mut st.pending)
         };
         let already_failed = shared.lock().failed.clone();
+        let full = batch.iter().any(|w| matches!(w, Waiter::Blocking(_)));
         let began = Instant::now();
         let result = match already_failed {
             Some(reason) => Err(failed_error(&reason)),
-            None => sync().map_err(|reason| {
+            None => sync(full).map_err(|reason| {
                 tracing::error!(%reason, "syncing the store failed; refusing further writes");
                 shared.lock().failed = Some(reason.clone());
                 failed_error(&reason)
@@ -267,7 +271,7 @@ mod tests {
             GroupCommit::start(
                 "test-flusher",
                 Duration::ZERO,
-                Box::new(move || {
+                Box::new(move |_| {
                     std::thread::sleep(Duration::from_millis(2));
                     d.store(w.load(Ordering::SeqCst), Ordering::SeqCst);
                     Ok(())
@@ -319,7 +323,7 @@ mod tests {
             GroupCommit::start(
                 "test-flusher",
                 Duration::from_millis(5),
-                Box::new(|| {
+                Box::new(|_| {
                     std::thread::sleep(Duration::from_millis(4));
                     Ok(())
                 }),
@@ -355,13 +359,34 @@ mod tests {
     }
 
     #[test]
+    fn only_blocking_waiters_ask_for_a_full_sync() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let gc = GroupCommit::start(
+            "test-flusher",
+            Duration::ZERO,
+            Box::new(move |full| {
+                log.lock().unwrap().push(full);
+                Ok(())
+            }),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(gc.ticket().unwrap().wait()).unwrap();
+        gc.wait_blocking().unwrap();
+        assert_eq!(*seen.lock().unwrap(), vec![false, true]);
+    }
+
+    #[test]
     fn a_failed_sync_is_sticky() {
         let calls = Arc::new(AtomicU64::new(0));
         let c = Arc::clone(&calls);
         let gc = GroupCommit::start(
             "test-flusher",
             Duration::ZERO,
-            Box::new(move || {
+            Box::new(move |_| {
                 if c.fetch_add(1, Ordering::SeqCst) == 0 {
                     Err("disk on fire".into())
                 } else {
@@ -385,7 +410,7 @@ mod tests {
         let gc = GroupCommit::start(
             "test-flusher",
             Duration::ZERO,
-            Box::new(|| {
+            Box::new(|_| {
                 std::thread::sleep(Duration::from_millis(20));
                 Ok(())
             }),

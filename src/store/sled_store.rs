@@ -231,12 +231,12 @@ impl DurableFiles {
     }
 }
 
-/// The group commit's sync at a durability level: sled `flush()`, then for `Fsync` (and
-/// for `flush()` calls at level `None`) the fsyncs of [`DurableFiles`].
-fn sync_fn(db: sled::Db, mut files: Option<DurableFiles>) -> SyncFn {
-    Box::new(move || {
+/// The group commit's sync: sled `flush()`, then the fsyncs of [`DurableFiles`] at level
+/// `Fsync`, and at every level when the batch asks for a full sync (`flush()`, `close()`).
+fn sync_fn(db: sled::Db, mut files: DurableFiles, fsync_level: bool) -> SyncFn {
+    Box::new(move |full| {
         db.flush().map_err(|e| format!("sled flush: {e}"))?;
-        if let Some(files) = &mut files {
+        if fsync_level || full {
             files.sync()?;
         }
         Ok(())
@@ -297,8 +297,7 @@ impl SledStore {
                 .and_then(|dir| dir.sync_all())
                 .map_err(|e| io_err(parent, "cannot fsync the data directory's parent", e))?;
         }
-        let files = (config.durability != Durability::Flush).then_some(files);
-        let sync = sync_fn(db.clone(), files);
+        let sync = sync_fn(db.clone(), files, config.durability == Durability::Fsync);
         let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
             path,
