@@ -17,6 +17,14 @@ use std::sync::Mutex;
 
 use crate::rules::{Game, Variant};
 
+pub mod codec;
+pub mod crash_journal;
+pub mod group_commit;
+pub mod sled_store;
+
+pub use group_commit::GroupCommitStats;
+pub use sled_store::{Durability, SledConfig, SledStore};
+
 /// How a game started: what the store needs to rebuild the start position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Start {

@@ -1,0 +1,172 @@
+//! The process a store crash test kills: many writers playing random games into a
+//! `SledStore`, each writing the crash journal (see `chess_service::store::crash_journal`)
+//! on stdout: `BEGIN ...` before a change is handed to the store, `ACK <game>` once its
+//! durability ticket resolved. Prints `READY` once the store is open.
+//!
+//! Runs until killed, or until `--ops` changes are acknowledged (then `DONE`).
+//!
+//! ```text
+//! store-crash-child --data-dir /tmp/crash --writers 32 --prefix t0 --seed 1
+//! ```
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use clap::Parser;
+
+use chess_service::rules::{Game, Position, Variant, chess960};
+use chess_service::store::{
+    Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
+};
+
+#[derive(Parser, Debug)]
+#[command(about = "Writes random games into a SledStore and journals every acknowledged change")]
+struct Args {
+    /// The store's data directory.
+    #[arg(long)]
+    data_dir: PathBuf,
+    /// Concurrent writers, each with its own games.
+    #[arg(long, default_value_t = 32)]
+    writers: usize,
+    /// Prefix of the game ids (distinct per run, so runs on one directory never collide).
+    #[arg(long, default_value = "run")]
+    prefix: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// fsync, flush or none.
+    #[arg(long, default_value = "fsync")]
+    durability: Durability,
+    /// A writer starts a new game after this many plies.
+    #[arg(long, default_value_t = 150)]
+    max_ply: usize,
+    /// Stop after this many acknowledged changes (0: run until killed).
+    #[arg(long, default_value_t = 0)]
+    ops: u64,
+}
+
+/// splitmix64.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// One journal line, written with a single `write` so lines never interleave and a line
+/// is in the pipe before the change it announces is handed to the store.
+fn journal(line: std::fmt::Arguments<'_>) {
+    let text = format!("{line}\n");
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        // The reader is gone: nothing can be verified any more.
+        std::process::exit(3);
+    }
+}
+
+fn fail(game: &str, e: &StoreError) -> ! {
+    journal(format_args!("FAIL {game}"));
+    eprintln!("store-crash-child: game {game}: {e}");
+    std::process::exit(2);
+}
+
+async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<AtomicU64>) {
+    let mut rng = Rng(args.seed.wrapping_mul(1_000_003).wrapping_add(w as u64));
+    for k in 0.. {
+        let id = format!("{}-w{w}-g{k}", args.prefix);
+        let (variant, start, pos) = if rng.below(4) == 0 {
+            let n = rng.below(960) as u32;
+            let pos = chess960::start_position(n, Variant::Chess960)
+                .expect("0..960 is a Chess960 number");
+            (Variant::Chess960, Start::Chess960(n), pos)
+        } else {
+            (Variant::Standard, Start::Standard, Position::new())
+        };
+        let meta = GameMeta {
+            id: id.clone(),
+            variant,
+            start,
+            created_unix_ms: 1_700_000_000_000 + k,
+        };
+        let mut game = Game::new(pos);
+        journal(format_args!("BEGIN {id} NEW {}", pos.to_fen()));
+        match store.create(&meta, &game) {
+            Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
+            Err(e) => fail(&id, &e),
+        }
+        journal(format_args!("ACK {id}"));
+        while game.ply() < args.max_ply && !game.status().is_over() {
+            if game.ply() > 0 && rng.below(8) == 0 {
+                journal(format_args!("BEGIN {id} UNDO"));
+                game.undo();
+            } else {
+                let legal = game.legal_moves();
+                let m = legal[rng.below(legal.len())];
+                journal(format_args!("BEGIN {id} PLAY {}", game.position().uci(m)));
+                game.play(m).expect("a move from the legal list is legal");
+            }
+            match store.save(&meta, &game) {
+                Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
+                Err(e) => fail(&id, &e),
+            }
+            journal(format_args!("ACK {id}"));
+            let n = acked.fetch_add(1, Ordering::SeqCst) + 1;
+            if args.ops > 0 && n >= args.ops {
+                return;
+            }
+        }
+    }
+}
+
+fn main() {
+    let args = Arc::new(Args::parse());
+    let store = match SledStore::open(SledConfig::new(&args.data_dir).durability(args.durability)) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("store-crash-child: {e}");
+            std::process::exit(1);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
+    let rt = rt.unwrap_or_else(|e| {
+        eprintln!("store-crash-child: cannot start the runtime: {e}");
+        std::process::exit(1)
+    });
+    journal(format_args!("READY"));
+    let acked = Arc::new(AtomicU64::new(0));
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..args.writers)
+            .map(|w| {
+                tokio::spawn(writer(
+                    Arc::clone(&store),
+                    Arc::clone(&args),
+                    w,
+                    Arc::clone(&acked),
+                ))
+            })
+            .collect();
+        for t in tasks {
+            if let Err(e) = t.await {
+                eprintln!("store-crash-child: a writer failed: {e}");
+                std::process::exit(2);
+            }
+        }
+    });
+    if let Err(e) = store.close() {
+        eprintln!("store-crash-child: closing: {e}");
+        std::process::exit(2);
+    }
+    journal(format_args!("DONE"));
+}

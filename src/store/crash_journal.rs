@@ -1,0 +1,337 @@
+//! The journal of a crash test, and the check of a reopened store against it.
+//!
+//! A crash-test client writes one line before it sends each change and one line when the
+//! change is acknowledged; the process under test is then killed (`kill -9`) at a random
+//! moment and restarted, and every game of the journal must be in one of at most two
+//! states: exactly as acknowledged, or with the one change still in flight applied.
+//!
+//! Lines (game ids contain no whitespace; moves are in the variant's UCI spelling):
+//!
+//! ```text
+//! BEGIN <game> NEW <start FEN>    a NewGame is about to be sent
+//! BEGIN <game> PLAY <uci>         a Play is about to be sent
+//! BEGIN <game> UNDO               an Undo is about to be sent
+//! ACK <game>                      the change in flight on <game> was acknowledged
+//! FAIL <game>                     it was definitively refused (not applied)
+//! ```
+//!
+//! At most one change may be in flight per game, so give each client its own games. The
+//! store-level test (`tests/store_crash.rs` with `src/bin/store-crash-child.rs`) writes
+//! these lines; a server-level test with gRPC clients can write the same lines and reuse
+//! [`Journal`].
+
+use std::collections::BTreeMap;
+
+/// One change to a game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    New { start_fen: String },
+    Play { uci: String },
+    Undo,
+}
+
+/// A game as the journal and the store see it: its start FEN and its moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameState {
+    pub start_fen: String,
+    pub moves: Vec<String>,
+}
+
+/// A journal that does not follow the rules above: the test itself is broken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JournalError {
+    #[error("line {line}: cannot parse '{text}': expected BEGIN/ACK/FAIL <game> ...")]
+    Parse { line: usize, text: String },
+    #[error(
+        "line {line}: game '{game}' already has a change in flight; give each client its own games"
+    )]
+    TwoInFlight { line: usize, game: String },
+    #[error("line {line}: ACK/FAIL for game '{game}', which has no change in flight")]
+    NothingInFlight { line: usize, game: String },
+    #[error("line {line}: {what} on game '{game}', which was never acknowledged as created")]
+    NoSuchGame {
+        line: usize,
+        game: String,
+        what: &'static str,
+    },
+    #[error("line {line}: NEW for game '{game}', which already exists")]
+    Exists { line: usize, game: String },
+    #[error("line {line}: UNDO acknowledged on game '{game}', which has no move")]
+    UndoAtStart { line: usize, game: String },
+}
+
+/// What the store holds for a game, compared with the journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Exactly as acknowledged (or absent, for a game never acknowledged).
+    Acknowledged,
+    /// The change in flight at the crash is there too.
+    InFlightApplied,
+}
+
+/// The store lost or invented something.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "game '{game}': the store holds {stored:?}, but the journal allows only {allowed:?} (acknowledged changes lost, or a change nobody sent)"
+)]
+pub struct Violation {
+    pub game: String,
+    pub stored: Option<GameState>,
+    pub allowed: Vec<Option<GameState>>,
+}
+
+#[derive(Default, Debug)]
+struct GameLog {
+    acked: Option<GameState>,
+    in_flight: Option<Op>,
+}
+
+/// The acknowledged state of every game named in a journal.
+#[derive(Default, Debug)]
+pub struct Journal {
+    games: BTreeMap<String, GameLog>,
+    lines: usize,
+    acks: u64,
+}
+
+impl Journal {
+    pub fn new() -> Journal {
+        Journal::default()
+    }
+
+    /// Changes acknowledged so far.
+    pub fn acks(&self) -> u64 {
+        self.acks
+    }
+
+    /// Every game named in the journal.
+    pub fn games(&self) -> impl Iterator<Item = &str> {
+        self.games.keys().map(String::as_str)
+    }
+
+    /// Games with a change in flight.
+    pub fn in_flight(&self) -> usize {
+        self.games
+            .values()
+            .filter(|g| g.in_flight.is_some())
+            .count()
+    }
+
+    /// Applies one line (without its newline).
+    pub fn apply_line(&mut self, text: &str) -> Result<(), JournalError> {
+        self.lines += 1;
+        let line = self.lines;
+        let parse = || JournalError::Parse {
+            line,
+            text: text.to_string(),
+        };
+        let mut words = text.splitn(4, ' ');
+        let kind = words.next().ok_or_else(parse)?;
+        let game = words
+            .next()
+            .filter(|g| !g.is_empty())
+            .ok_or_else(parse)?
+            .to_string();
+        let log = self.games.entry(game.clone()).or_default();
+        match kind {
+            "BEGIN" => {
+                let op = match (words.next(), words.next()) {
+                    (Some("NEW"), Some(fen)) => Op::New {
+                        start_fen: fen.to_string(),
+                    },
+                    (Some("PLAY"), Some(uci)) if !uci.contains(' ') => Op::Play {
+                        uci: uci.to_string(),
+                    },
+                    (Some("UNDO"), None) => Op::Undo,
+                    _ => return Err(parse()),
+                };
+                if log.in_flight.is_some() {
+                    return Err(JournalError::TwoInFlight { line, game });
+                }
+                match (&op, &log.acked) {
+                    (Op::New { .. }, Some(_)) => return Err(JournalError::Exists { line, game }),
+                    (Op::Play { .. }, None) => {
+                        return Err(JournalError::NoSuchGame {
+                            line,
+                            game,
+                            what: "PLAY",
+                        });
+                    }
+                    (Op::Undo, None) => {
+                        return Err(JournalError::NoSuchGame {
+                            line,
+                            game,
+                            what: "UNDO",
+                        });
+                    }
+                    _ => {}
+                }
+                log.in_flight = Some(op);
+            }
+            "ACK" if words.next().is_none() => {
+                let op = log
+                    .in_flight
+                    .take()
+                    .ok_or_else(|| JournalError::NothingInFlight {
+                        line,
+                        game: game.clone(),
+                    })?;
+                log.acked =
+                    apply(&log.acked, &op).ok_or(JournalError::UndoAtStart { line, game })?;
+                self.acks += 1;
+            }
+            "FAIL" if words.next().is_none() => {
+                log.in_flight
+                    .take()
+                    .ok_or(JournalError::NothingInFlight { line, game })?;
+            }
+            _ => return Err(parse()),
+        }
+        Ok(())
+    }
+
+    /// Checks what the store holds for `game` (`None`: no such game).
+    pub fn check(&self, game: &str, stored: Option<&GameState>) -> Result<Verdict, Violation> {
+        let log = self.games.get(game);
+        let acked = log.and_then(|l| l.acked.clone());
+        let in_flight = log
+            .and_then(|l| l.in_flight.as_ref())
+            .and_then(|op| apply(&acked, op));
+        if stored == acked.as_ref() {
+            return Ok(Verdict::Acknowledged);
+        }
+        if let Some(after) = &in_flight
+            && stored == after.as_ref()
+        {
+            return Ok(Verdict::InFlightApplied);
+        }
+        let mut allowed = vec![acked];
+        allowed.extend(in_flight);
+        Err(Violation {
+            game: game.to_string(),
+            stored: stored.cloned(),
+            allowed,
+        })
+    }
+}
+
+/// The state after `op`; `None` (outer) if `op` cannot apply (an undo at the start).
+fn apply(state: &Option<GameState>, op: &Op) -> Option<Option<GameState>> {
+    match (op, state) {
+        (Op::New { start_fen }, _) => Some(Some(GameState {
+            start_fen: start_fen.clone(),
+            moves: Vec::new(),
+        })),
+        (Op::Play { uci }, Some(s)) => {
+            let mut s = s.clone();
+            s.moves.push(uci.clone());
+            Some(Some(s))
+        }
+        (Op::Undo, Some(s)) => {
+            let mut s = s.clone();
+            s.moves.pop()?;
+            Some(Some(s))
+        }
+        (_, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(moves: &[&str]) -> GameState {
+        GameState {
+            start_fen: "startpos x".into(),
+            moves: moves.iter().map(|m| m.to_string()).collect(),
+        }
+    }
+
+    fn journal(lines: &[&str]) -> Journal {
+        let mut j = Journal::new();
+        for l in lines {
+            j.apply_line(l).unwrap();
+        }
+        j
+    }
+
+    #[test]
+    fn acknowledged_and_in_flight_states_are_accepted_and_nothing_else() {
+        let j = journal(&[
+            "BEGIN g NEW startpos x",
+            "ACK g",
+            "BEGIN g PLAY e2e4",
+            "ACK g",
+            "BEGIN g PLAY e7e5",
+            "ACK g",
+            "BEGIN g UNDO",
+            "ACK g",
+            "BEGIN g PLAY c7c5",
+        ]);
+        assert_eq!(j.acks(), 4);
+        assert_eq!(
+            j.check("g", Some(&state(&["e2e4"]))),
+            Ok(Verdict::Acknowledged)
+        );
+        assert_eq!(
+            j.check("g", Some(&state(&["e2e4", "c7c5"]))),
+            Ok(Verdict::InFlightApplied)
+        );
+        // Lost an acknowledged move, kept an undone one, or the game vanished.
+        assert!(j.check("g", Some(&state(&[]))).is_err());
+        assert!(j.check("g", Some(&state(&["e2e4", "e7e5"]))).is_err());
+        assert!(j.check("g", None).is_err());
+        // A game nobody created must not exist; one being created may.
+        let j = journal(&["BEGIN h NEW startpos x"]);
+        assert_eq!(j.check("h", None), Ok(Verdict::Acknowledged));
+        assert_eq!(
+            j.check("h", Some(&state(&[]))),
+            Ok(Verdict::InFlightApplied)
+        );
+        assert!(j.check("nobody", Some(&state(&[]))).is_err());
+        assert_eq!(j.check("nobody", None), Ok(Verdict::Acknowledged));
+    }
+
+    #[test]
+    fn fail_clears_the_change_in_flight() {
+        let j = journal(&[
+            "BEGIN g NEW startpos x",
+            "ACK g",
+            "BEGIN g PLAY e2e5",
+            "FAIL g",
+        ]);
+        assert_eq!(j.in_flight(), 0);
+        assert!(j.check("g", Some(&state(&["e2e5"]))).is_err());
+    }
+
+    #[test]
+    fn broken_journals_are_reported() {
+        let mut j = journal(&["BEGIN g NEW startpos x"]);
+        assert!(matches!(
+            j.apply_line("BEGIN g UNDO"),
+            Err(JournalError::TwoInFlight { .. })
+        ));
+        let mut j = Journal::new();
+        assert!(matches!(
+            j.apply_line("ACK g"),
+            Err(JournalError::NothingInFlight { .. })
+        ));
+        assert!(matches!(
+            j.apply_line("BEGIN g PLAY e2e4"),
+            Err(JournalError::NoSuchGame { .. })
+        ));
+        assert!(matches!(
+            j.apply_line("HELLO g"),
+            Err(JournalError::Parse { .. })
+        ));
+        assert!(matches!(
+            j.apply_line("BEGIN g PLAY e2e4 extra"),
+            Err(JournalError::Parse { .. })
+        ));
+        let mut j = journal(&["BEGIN g NEW startpos x", "ACK g", "BEGIN g UNDO"]);
+        assert!(matches!(
+            j.apply_line("ACK g"),
+            Err(JournalError::UndoAtStart { .. })
+        ));
+    }
+}

@@ -1,0 +1,428 @@
+//! Group commit: many writers, one flusher thread.
+//!
+//! A writer first makes its change (a sled insert), then asks for a ticket. The ticket
+//! joins the queue of waiters. One flusher thread takes the whole queue as a batch, runs
+//! the sync function once (sled `flush()` and, at the `Fsync` level, a real `fsync` of the
+//! database files), and then answers every waiter of that batch. A change made before its
+//! ticket was queued is covered by the sync that starts after the batch was taken, so the
+//! ticket resolves only once that change is durable. Batches are taken in queue order, so
+//! tickets queued in order resolve in order.
+//!
+//! One flusher and a synchronous sync function keep sled's flush single-threaded: several
+//! concurrent `flush_async()` calls deadlock sled 0.34.7's thread pool.
+//!
+//! A failed sync is sticky: after an fsync error the kernel may have dropped the dirty
+//! pages, and a later fsync can succeed without them. Every later ticket then fails with
+//! [`StoreError::Io`] and the service must be restarted (sled then recovers from its log).
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::{Durable, StoreError};
+
+/// The sync a batch runs; `full` asks for the strongest sync the store has whatever its
+/// durability level (a [`GroupCommit::wait_blocking`] caller is in the batch). Returns a
+/// message on failure.
+pub type SyncFn = Box<dyn FnMut(bool) -> Result<(), String> + Send + 'static>;
+
+enum Waiter {
+    Async(oneshot::Sender<Result<(), StoreError>>),
+    Blocking(mpsc::SyncSender<Result<(), StoreError>>),
+}
+
+impl Waiter {
+    fn answer(self, result: Result<(), StoreError>) {
+        // A waiter that gave up (dropped its ticket) is not an error: the change is
+        // still durable.
+        match self {
+            Waiter::Async(tx) => {
+                let _ = tx.send(result);
+            }
+            Waiter::Blocking(tx) => {
+                let _ = tx.send(result);
+            }
+        }
+    }
+}
+
+/// Counters of the flusher, for benchmarks and metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Syncs run.
+    pub batches: u64,
+    /// Waiters answered.
+    pub waiters: u64,
+    /// The largest batch.
+    pub max_batch: u64,
+    /// Time spent in the sync function.
+    pub sync_time: Duration,
+}
+
+#[derive(Default)]
+struct State {
+    pending: Vec<Waiter>,
+    shutdown: bool,
+    failed: Option<String>,
+    /// Queue length at which the flusher wants to be woken.
+    want: usize,
+    stats: GroupCommitStats,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding this lock; if something ever did, the state is
+        // still consistent (a queue and flags), so carry on with it.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The queue of waiters and the flusher thread that serves it.
+pub struct GroupCommit {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl GroupCommit {
+    /// Starts the flusher thread. After each sync it waits at most `max_linger` (and at
+    /// most half the sync's own duration) for the writers it just answered to queue
+    /// again, so that they share the next sync; `Duration::ZERO` turns that off.
+    pub fn start(
+        name: &str,
+        max_linger: Duration,
+        sync: SyncFn,
+    ) -> Result<GroupCommit, StoreError> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || flusher(&thread_shared, sync, max_linger))
+            .map_err(|e| {
+                StoreError::Io(format!("cannot start the flusher thread '{name}': {e}"))
+            })?;
+        Ok(GroupCommit {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Fails if the store was shut down or an earlier sync failed.
+    pub fn check(&self) -> Result<(), StoreError> {
+        let st = self.shared.lock();
+        check_state(&st)
+    }
+
+    /// Queues a waiter and returns its ticket: it resolves after the next sync that starts
+    /// after this call.
+    pub fn ticket(&self) -> Result<Durable, StoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(Waiter::Async(tx))?;
+        Ok(Durable::new(async move {
+            rx.await.unwrap_or(Err(StoreError::Closed))
+        }))
+    }
+
+    /// Queues a waiter and blocks the thread until its sync is done; that sync is a full
+    /// one (see [`SyncFn`]). Do not call it on an async runtime's worker thread (use
+    /// `spawn_blocking`).
+    pub fn wait_blocking(&self) -> Result<(), StoreError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.enqueue(Waiter::Blocking(tx))?;
+        rx.recv().unwrap_or(Err(StoreError::Closed))
+    }
+
+    fn enqueue(&self, waiter: Waiter) -> Result<(), StoreError> {
+        let mut st = self.shared.lock();
+        check_state(&st)?;
+        st.pending.push(waiter);
+        let wake = st.pending.len() == 1 || st.pending.len() == st.want;
+        drop(st);
+        if wake {
+            self.shared.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self) -> GroupCommitStats {
+        self.shared.lock().stats
+    }
+
+    /// Answers every queued waiter (one last sync), then stops the thread. Later tickets
+    /// fail with [`StoreError::Closed`]. Idempotent.
+    pub fn shutdown(&self) {
+        self.shared.lock().shutdown = true;
+        self.shared.wake.notify_one();
+        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle
+            && handle.join().is_err()
+        {
+            tracing::error!("the store's flusher thread panicked");
+        }
+    }
+}
+
+impl Drop for GroupCommit {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn check_state(st: &State) -> Result<(), StoreError> {
+    if st.shutdown {
+        return Err(StoreError::Closed);
+    }
+    if let Some(reason) = &st.failed {
+        return Err(failed_error(reason));
+    }
+    Ok(())
+}
+
+fn failed_error(reason: &str) -> StoreError {
+    StoreError::Io(format!(
+        "an earlier sync of the data directory failed ({reason}); what reached the disk is unknown, so the store refuses further writes: restart the service to recover from the log"
+    ))
+}
+
+fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
+    // Writers answered by one sync come back together; without lingering they would
+    // miss the next sync (which starts with whoever queued during this one) and split
+    // into two alternating halves, each sync serving half of them. So after a sync the
+    // flusher waits, briefly, until as many waiters are queued as were in the system
+    // (the batch just answered plus those queued meanwhile).
+    let mut target = 1usize;
+    let mut deadline = Instant::now();
+    loop {
+        let batch = {
+            let mut st = shared.lock();
+            loop {
+                if st.pending.is_empty() {
+                    if st.shutdown {
+                        return; // shut down and drained
+                    }
+                    st.want = 1;
+                    st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                let now = Instant::now();
+                if st.shutdown || st.pending.len() >= target || now >= deadline {
+                    break;
+                }
+                st.want = target;
+                st = shared
+                    .wake
+                    .wait_timeout(st, deadline - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            std::mem::take(&mut st.pending)
+        };
+        let already_failed = shared.lock().failed.clone();
+        let full = batch.iter().any(|w| matches!(w, Waiter::Blocking(_)));
+        let began = Instant::now();
+        let result = match already_failed {
+            Some(reason) => Err(failed_error(&reason)),
+            None => sync(full).map_err(|reason| {
+                tracing::error!(%reason, "syncing the store failed; refusing further writes");
+                shared.lock().failed = Some(reason.clone());
+                failed_error(&reason)
+            }),
+        };
+        let took = began.elapsed();
+        {
+            let mut st = shared.lock();
+            let n = batch.len() as u64;
+            st.stats.batches += 1;
+            st.stats.waiters += n;
+            st.stats.max_batch = st.stats.max_batch.max(n);
+            st.stats.sync_time += took;
+            target = batch.len() + st.pending.len();
+        }
+        for waiter in batch {
+            waiter.answer(result.clone());
+        }
+        deadline = Instant::now() + max_linger.min(took / 2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn every_waiter_is_answered_after_a_sync_that_began_after_it_queued() {
+        // The "write" is a counter bump; the sync publishes the counter as durable.
+        let written = Arc::new(AtomicU64::new(0));
+        let durable = Arc::new(AtomicU64::new(0));
+        let (w, d) = (Arc::clone(&written), Arc::clone(&durable));
+        let gc = Arc::new(
+            GroupCommit::start(
+                "test-flusher",
+                Duration::ZERO,
+                Box::new(move |_| {
+                    std::thread::sleep(Duration::from_millis(2));
+                    d.store(w.load(Ordering::SeqCst), Ordering::SeqCst);
+                    Ok(())
+                }),
+            )
+            .unwrap(),
+        );
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut tasks = Vec::new();
+            for _ in 0..64 {
+                let (gc, written, durable) =
+                    (Arc::clone(&gc), Arc::clone(&written), Arc::clone(&durable));
+                tasks.push(tokio::spawn(async move {
+                    for _ in 0..20 {
+                        let mine = written.fetch_add(1, Ordering::SeqCst) + 1;
+                        gc.ticket().unwrap().wait().await.unwrap();
+                        assert!(
+                            durable.load(Ordering::SeqCst) >= mine,
+                            "answered before its write was synced"
+                        );
+                    }
+                }));
+            }
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+        let stats = gc.stats();
+        assert_eq!(stats.waiters, 64 * 20);
+        assert!(
+            stats.batches < stats.waiters,
+            "no batching happened: {stats:?}"
+        );
+        gc.wait_blocking().unwrap();
+        gc.shutdown();
+        assert_eq!(gc.ticket().err(), Some(StoreError::Closed));
+    }
+
+    /// With lingering, writers answered together share the next sync instead of
+    /// splitting into two alternating halves.
+    #[test]
+    fn lingering_keeps_a_cohort_of_writers_in_one_sync() {
+        let gc = Arc::new(
+            GroupCommit::start(
+                "test-flusher",
+                Duration::from_millis(5),
+                Box::new(|_| {
+                    std::thread::sleep(Duration::from_millis(4));
+                    Ok(())
+                }),
+            )
+            .unwrap(),
+        );
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let writers = 32;
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..writers)
+                .map(|_| {
+                    let gc = Arc::clone(&gc);
+                    tokio::spawn(async move {
+                        for _ in 0..30 {
+                            gc.ticket().unwrap().wait().await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+        let stats = gc.stats();
+        let per_sync = stats.waiters as f64 / stats.batches as f64;
+        assert!(
+            per_sync > 0.75 * writers as f64,
+            "{per_sync:.1} waiters per sync with {writers} writers: {stats:?}"
+        );
+    }
+
+    #[test]
+    fn only_blocking_waiters_ask_for_a_full_sync() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let gc = GroupCommit::start(
+            "test-flusher",
+            Duration::ZERO,
+            Box::new(move |full| {
+                log.lock().unwrap().push(full);
+                Ok(())
+            }),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(gc.ticket().unwrap().wait()).unwrap();
+        gc.wait_blocking().unwrap();
+        assert_eq!(*seen.lock().unwrap(), vec![false, true]);
+    }
+
+    #[test]
+    fn a_failed_sync_is_sticky() {
+        let calls = Arc::new(AtomicU64::new(0));
+        let c = Arc::clone(&calls);
+        let gc = GroupCommit::start(
+            "test-flusher",
+            Duration::ZERO,
+            Box::new(move |_| {
+                if c.fetch_add(1, Ordering::SeqCst) == 0 {
+                    Err("disk on fire".into())
+                } else {
+                    Ok(())
+                }
+            }),
+        )
+        .unwrap();
+        let first = gc.wait_blocking();
+        assert!(
+            matches!(&first, Err(StoreError::Io(m)) if m.contains("disk on fire")),
+            "{first:?}"
+        );
+        assert!(gc.check().is_err());
+        assert!(gc.ticket().is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "no sync after the failure");
+    }
+
+    #[test]
+    fn shutdown_answers_queued_waiters() {
+        let gc = GroupCommit::start(
+            "test-flusher",
+            Duration::ZERO,
+            Box::new(|_| {
+                std::thread::sleep(Duration::from_millis(20));
+                Ok(())
+            }),
+        )
+        .unwrap();
+        let tickets: Vec<Durable> = (0..10).map(|_| gc.ticket().unwrap()).collect();
+        gc.shutdown();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for t in tickets {
+            assert_eq!(rt.block_on(t.wait()), Ok(()));
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! [`SledStore`]: games in sled, one key per game (the game id) in the `games` tree, each
+//! value one record (see [`super::codec`] and `docs/STORAGE.md`), made durable by group
+//! commit ([`super::group_commit`]).
+//!
+//! Opening reads no game: sled recovers its log and the store checks one layout marker,
+//! so start-up time does not grow with the number of games. Games are read and replayed
+//! only by [`GameStore::load`].
+
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::rules::{Game, Variant};
+
+use super::codec::{self, MoveEncoder};
+use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
+use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError};
+
+/// What "durable" means when a ticket resolves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// sled `flush()` and then `fsync` of the database file (and of the directory when
+    /// its entries changed) before the answer: survives `kill -9` and power loss. The
+    /// default.
+    #[default]
+    Fsync,
+    /// sled `flush()` only (its writes plus `sync_file_range`) before the answer: survives
+    /// `kill -9` of the process; a power loss may lose acknowledged writes.
+    Flush,
+    /// Answer before any flush; sled's own background flush (every
+    /// [`SledConfig::sled_flush_every_ms`]) writes later. `kill -9` loses recent writes.
+    None,
+}
+
+impl Durability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Fsync => "fsync",
+            Durability::Flush => "flush",
+            Durability::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A durability level name that is not one of `fsync`, `flush`, `none`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown durability level '{0}': use fsync (the default: survives power loss), flush (survives a process crash) or none"
+)]
+pub struct UnknownDurability(pub String);
+
+impl FromStr for Durability {
+    type Err = UnknownDurability;
+    fn from_str(s: &str) -> Result<Durability, UnknownDurability> {
+        match s.to_ascii_lowercase().as_str() {
+            "fsync" => Ok(Durability::Fsync),
+            "flush" => Ok(Durability::Flush),
+            "none" => Ok(Durability::None),
+            _ => Err(UnknownDurability(s.to_string())),
+        }
+    }
+}
+
+/// How to open a [`SledStore`].
+#[derive(Clone, Debug)]
+pub struct SledConfig {
+    /// The data directory (created if missing).
+    pub path: PathBuf,
+    pub durability: Durability,
+    /// sled's page cache, bytes.
+    pub sled_cache_bytes: u64,
+    /// sled's own background flush period; `None` turns it off. It also runs sled's
+    /// segment cleaning, so keep it on.
+    pub sled_flush_every_ms: Option<u64>,
+    /// Games whose encoded moves are kept so a save after a move encodes one move instead
+    /// of the whole history. 0 turns the cache off. About 20 bytes per ply each.
+    pub encoder_cache_games: usize,
+    /// After a sync, how long at most the flusher waits for the writers it just answered
+    /// to queue again so that they share the next sync (never more than half the last
+    /// sync's duration). `Duration::ZERO` turns it off.
+    pub commit_linger_max: Duration,
+}
+
+impl SledConfig {
+    pub fn new(path: impl Into<PathBuf>) -> SledConfig {
+        SledConfig {
+            path: path.into(),
+            durability: Durability::Fsync,
+            sled_cache_bytes: 256 * 1024 * 1024,
+            sled_flush_every_ms: Some(500),
+            encoder_cache_games: 10_000,
+            commit_linger_max: Duration::from_millis(2),
+        }
+    }
+
+    pub fn durability(mut self, durability: Durability) -> SledConfig {
+        self.durability = durability;
+        self
+    }
+}
+
+/// The store layout this build writes, kept under `meta/layout`. A data directory with a
+/// newer layout is refused at open.
+pub const LAYOUT_VERSION: u8 = 1;
+const GAMES_TREE: &str = "games";
+const META_TREE: &str = "meta";
+const LAYOUT_KEY: &str = "layout";
+
+/// Games in sled. See the module docs.
+pub struct SledStore {
+    path: PathBuf,
+    db: sled::Db,
+    games: sled::Tree,
+    durability: Durability,
+    commit: GroupCommit,
+    encoders: EncoderCache,
+    closed: AtomicBool,
+}
+
+fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io(format!("{what} ({}): {e}", path.display()))
+}
+
+/// Makes sled's files durable beyond what sled's `flush()` does: sled 0.34.7's flush
+/// ends in `sync_file_range`, which neither flushes the drive's write cache nor commits
+/// the file's metadata, and sled creates and renames files (snapshots, blobs) without
+/// syncing their directory.
+struct DurableFiles {
+    path: PathBuf,
+    db_file: File,
+    dir: File,
+    /// The data directory's entries as of its last fsync.
+    dir_entries: Vec<std::ffi::OsString>,
+    /// Blob files already fsynced, and the blob directory's entries as of its last fsync.
+    blobs_synced: Vec<std::ffi::OsString>,
+}
+
+fn list_dir(dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+    let mut names = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<Vec<_>>>()?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    names.sort();
+    Ok(names)
+}
+
+impl DurableFiles {
+    fn open(path: &Path) -> Result<DurableFiles, StoreError> {
+        let db_file = File::open(path.join("db"))
+            .map_err(|e| io_err(path, "cannot open sled's db file to fsync it", e))?;
+        let dir = File::open(path)
+            .map_err(|e| io_err(path, "cannot open the data directory to fsync it", e))?;
+        Ok(DurableFiles {
+            path: path.to_path_buf(),
+            db_file,
+            dir,
+            dir_entries: Vec::new(),
+            blobs_synced: Vec::new(),
+        })
+    }
+
+    /// fsync of every regular file in the data directory (sled's `conf` and snapshots
+    /// are written once and never synced by us otherwise), then [`DurableFiles::sync`].
+    fn sync_everything(&mut self) -> Result<(), String> {
+        for name in list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))? {
+            let p = self.path.join(&name);
+            if p.is_file() {
+                File::open(&p)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| self.fail("fsync", &p, e))?;
+            }
+        }
+        self.sync()
+    }
+
+    /// fsync of the db file; of any new blob file and then the blob directory; and of the
+    /// data directory whenever its entries changed since its last fsync (listing it costs
+    /// microseconds, an fsync of it a fraction of a millisecond).
+    fn sync(&mut self) -> Result<(), String> {
+        self.db_file
+            .sync_all()
+            .map_err(|e| self.fail("fsync", &self.path.join("db"), e))?;
+        // sled writes values above about 128 KiB to blob files without syncing them.
+        // Records are capped far below that, but sync any that appear.
+        let blobs = self.path.join("blobs");
+        let names = list_dir(&blobs).map_err(|e| self.fail("list", &blobs, e))?;
+        if names != self.blobs_synced {
+            for name in names
+                .iter()
+                .filter(|n| self.blobs_synced.binary_search(n).is_err())
+            {
+                let p = blobs.join(name);
+                match File::open(&p).and_then(|f| f.sync_all()) {
+                    // A blob removed by sled meanwhile needs nothing.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    r => r.map_err(|e| self.fail("fsync", &p, e))?,
+                }
+            }
+            File::open(&blobs)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| self.fail("fsync", &blobs, e))?;
+            self.blobs_synced = names;
+        }
+        let entries = list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))?;
+        if entries != self.dir_entries {
+            self.dir
+                .sync_all()
+                .map_err(|e| self.fail("fsync", &self.path, e))?;
+            self.dir_entries = entries;
+        }
+        Ok(())
+    }
+
+    fn fail(&self, what: &str, p: &Path, e: std::io::Error) -> String {
+        format!("{what} of {}: {e}", p.display())
+    }
+}
+
+/// The group commit's sync: sled `flush()`, then the fsyncs of [`DurableFiles`] at level
+/// `Fsync`, and at every level when the batch asks for a full sync (`flush()`, `close()`).
+fn sync_fn(db: sled::Db, mut files: DurableFiles, fsync_level: bool) -> SyncFn {
+    Box::new(move |full| {
+        db.flush().map_err(|e| format!("sled flush: {e}"))?;
+        if fsync_level || full {
+            files.sync()?;
+        }
+        Ok(())
+    })
+}
+
+impl SledStore {
+    /// Opens (or creates) the store in `config.path`. Reads no game.
+    pub fn open(config: SledConfig) -> Result<SledStore, StoreError> {
+        let path = config.path.clone();
+        let existed = path.is_dir();
+        std::fs::create_dir_all(&path)
+            .map_err(|e| io_err(&path, "cannot create the data directory", e))?;
+        let db = sled::Config::new()
+            .path(&path)
+            .cache_capacity(config.sled_cache_bytes)
+            .flush_every_ms(config.sled_flush_every_ms)
+            .open()
+            .map_err(|e| {
+                io_err(
+                    &path,
+                    "cannot open the sled database (is another server using this data directory?)",
+                    e,
+                )
+            })?;
+        let games = db
+            .open_tree(GAMES_TREE)
+            .map_err(|e| io_err(&path, "cannot open the games tree", e))?;
+        let meta = db
+            .open_tree(META_TREE)
+            .map_err(|e| io_err(&path, "cannot open the meta tree", e))?;
+        match meta
+            .get(LAYOUT_KEY)
+            .map_err(|e| io_err(&path, "cannot read the layout marker", e))?
+        {
+            Some(v) if v.as_ref() == [LAYOUT_VERSION] => {}
+            Some(v) => {
+                return Err(StoreError::Io(format!(
+                    "data directory {} has store layout {:?}, this build reads layout {LAYOUT_VERSION}: run a newer build",
+                    path.display(),
+                    v.as_ref()
+                )));
+            }
+            None => {
+                meta.insert(LAYOUT_KEY, &[LAYOUT_VERSION])
+                    .map_err(|e| io_err(&path, "cannot write the layout marker", e))?;
+            }
+        }
+        // The files sled created (db, conf, snapshots) and the marker, durable now.
+        // Everything sled created (db, conf, snapshots) and the marker, durable now.
+        db.flush()
+            .map_err(|e| io_err(&path, "cannot flush the database", e))?;
+        let mut files = DurableFiles::open(&path)?;
+        files.sync_everything().map_err(StoreError::Io)?;
+        // A directory created just now is an entry in its parent: make that durable too.
+        if !existed && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            File::open(parent)
+                .and_then(|dir| dir.sync_all())
+                .map_err(|e| io_err(parent, "cannot fsync the data directory's parent", e))?;
+        }
+        let sync = sync_fn(db.clone(), files, config.durability == Durability::Fsync);
+        let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
+        Ok(SledStore {
+            path,
+            db,
+            games,
+            durability: config.durability,
+            commit,
+            encoders: EncoderCache::new(config.encoder_cache_games),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Bytes sled uses on disk (its own estimate).
+    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        self.db
+            .size_on_disk()
+            .map_err(|e| io_err(&self.path, "cannot measure the database size", e))
+    }
+
+    pub fn commit_stats(&self) -> GroupCommitStats {
+        self.commit.stats()
+    }
+
+    /// Number of stored games. Walks sled's index: for tools and tests, not start-up.
+    pub fn count_games(&self) -> usize {
+        self.games.len()
+    }
+
+    /// Every stored game id, in key order. For tools and tests (it walks the whole tree).
+    pub fn ids(&self) -> Result<Vec<String>, StoreError> {
+        self.games
+            .iter()
+            .keys()
+            .map(|k| {
+                let k = k.map_err(|e| io_err(&self.path, "cannot list games", e))?;
+                Ok(String::from_utf8_lossy(&k).into_owned())
+            })
+            .collect()
+    }
+
+    /// The stored bytes of a game's record, unchecked. For repair tools and tests.
+    pub fn raw_record(&self, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let v = self
+            .games
+            .get(id.as_bytes())
+            .map_err(|e| self.sled_err(id, e))?;
+        Ok(v.map(|v| v.to_vec()))
+    }
+
+    /// Overwrites a game's record with arbitrary bytes, durably. For repair tools and
+    /// tests (the corruption tests damage records with it); the service never calls it.
+    pub fn overwrite_raw_record(&self, id: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.check_open()?;
+        self.encoders.take(id);
+        self.games
+            .insert(id.as_bytes(), bytes)
+            .map_err(|e| self.sled_err(id, e))?;
+        self.commit.wait_blocking()
+    }
+
+    /// Makes everything durable and stops the flusher. Later calls fail with `Closed`.
+    pub fn close(&self) -> Result<(), StoreError> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let result = self.commit.wait_blocking();
+        self.commit.shutdown();
+        result
+    }
+
+    fn check_open(&self) -> Result<(), StoreError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(StoreError::Closed);
+        }
+        Ok(())
+    }
+
+    fn sled_err(&self, id: &str, e: sled::Error) -> StoreError {
+        match e {
+            sled::Error::Corruption { .. } => StoreError::DataLoss {
+                id: id.to_string(),
+                reason: format!("sled: {e}"),
+            },
+            e => StoreError::Io(format!(
+                "sled error on game '{id}' in {}: {e}",
+                self.path.display()
+            )),
+        }
+    }
+
+    fn ticket(&self) -> Result<Durable, StoreError> {
+        match self.durability {
+            Durability::None => Ok(Durable::ready()),
+            Durability::Fsync | Durability::Flush => self.commit.ticket(),
+        }
+    }
+
+    /// Encodes `game` (reusing the cached encoding of its earlier moves) and returns the
+    /// record and the encoder to cache.
+    fn encode(&self, meta: &GameMeta, game: &Game) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
+        let internal = |e: codec::CodecError| {
+            StoreError::Io(format!(
+                "internal error: cannot store game '{}': {e}",
+                meta.id
+            ))
+        };
+        let mut cached = match self.encoders.take(&meta.id) {
+            Some(c)
+                if c.variant == meta.variant
+                    && c.start == meta.start
+                    && c.moves.start() == game.start() =>
+            {
+                c
+            }
+            _ => {
+                codec::check_start(meta, game).map_err(internal)?;
+                CachedEncoder {
+                    variant: meta.variant,
+                    start: meta.start.clone(),
+                    moves: MoveEncoder::new(*game.start()),
+                }
+            }
+        };
+        cached.moves.sync(game).map_err(internal)?;
+        let record = codec::encode_with(meta, &cached.moves).map_err(internal)?;
+        Ok((record, cached))
+    }
+}
+
+impl Drop for SledStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!(error = %e, path = %self.path.display(), "closing the store");
+        }
+    }
+}
+
+impl GameStore for SledStore {
+    fn create(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+        self.check_open()?;
+        self.commit.check()?;
+        let (record, cached) = self.encode(meta, game)?;
+        let swapped = self
+            .games
+            .compare_and_swap(meta.id.as_bytes(), None as Option<&[u8]>, Some(record))
+            .map_err(|e| self.sled_err(&meta.id, e))?;
+        if swapped.is_err() {
+            return Err(StoreError::AlreadyExists {
+                id: meta.id.clone(),
+            });
+        }
+        self.encoders.put(&meta.id, cached);
+        self.ticket()
+    }
+
+    fn save(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+        self.check_open()?;
+        self.commit.check()?;
+        let (record, cached) = self.encode(meta, game)?;
+        self.games
+            .insert(meta.id.as_bytes(), record)
+            .map_err(|e| self.sled_err(&meta.id, e))?;
+        self.encoders.put(&meta.id, cached);
+        self.ticket()
+    }
+
+    fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
+        self.check_open()?;
+        let Some(bytes) = self
+            .games
+            .get(id.as_bytes())
+            .map_err(|e| self.sled_err(id, e))?
+        else {
+            return Ok(None);
+        };
+        match codec::decode(id, &bytes) {
+            Ok(decoded) => {
+                if !decoded.skipped_sections.is_empty() {
+                    tracing::warn!(
+                        game_id = id,
+                        sections = ?decoded.skipped_sections,
+                        "record has optional sections this build does not know; they are dropped at the next save"
+                    );
+                }
+                let meta = &decoded.loaded.meta;
+                self.encoders.put(
+                    id,
+                    CachedEncoder {
+                        variant: meta.variant,
+                        start: meta.start.clone(),
+                        moves: decoded.encoder,
+                    },
+                );
+                Ok(Some(decoded.loaded))
+            }
+            Err(e) => {
+                tracing::error!(game_id = id, reason = %e, "stored game is damaged; answering DATA_LOSS for it");
+                Err(StoreError::DataLoss {
+                    id: id.to_string(),
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        self.check_open()?;
+        self.commit.wait_blocking()
+    }
+}
+
+// ---- the encoder cache ------------------------------------------------------------------
+
+struct CachedEncoder {
+    variant: Variant,
+    start: Start,
+    moves: MoveEncoder,
+}
+
+const SHARDS: usize = 16;
+
+/// A bounded map from game id to its encoded moves, in shards to keep writers of
+/// different games apart. Each shard keeps two generations: new entries go to the young
+/// one; when it is full it becomes the old one and the previous old one is dropped, so
+/// recently used games stay (an approximate LRU without per-access bookkeeping). An entry
+/// is taken out while a save uses it; a miss only costs a full re-encode.
+struct EncoderCache {
+    shards: Vec<Mutex<Generations>>,
+    per_generation: usize,
+}
+
+#[derive(Default)]
+struct Generations {
+    young: HashMap<String, CachedEncoder>,
+    old: HashMap<String, CachedEncoder>,
+}
+
+impl EncoderCache {
+    fn new(capacity: usize) -> EncoderCache {
+        let per_generation = capacity.div_ceil(2 * SHARDS);
+        EncoderCache {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Generations::default()))
+                .collect(),
+            per_generation,
+        }
+    }
+
+    fn shard(&self, id: &str) -> MutexGuard<'_, Generations> {
+        let mut h = DefaultHasher::new();
+        id.hash(&mut h);
+        let i = (h.finish() % SHARDS as u64) as usize;
+        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn take(&self, id: &str) -> Option<CachedEncoder> {
+        if self.per_generation == 0 {
+            return None;
+        }
+        let mut g = self.shard(id);
+        g.young.remove(id).or_else(|| g.old.remove(id))
+    }
+
+    fn put(&self, id: &str, enc: CachedEncoder) {
+        if self.per_generation == 0 {
+            return;
+        }
+        let mut g = self.shard(id);
+        g.old.remove(id);
+        g.young.insert(id.to_string(), enc);
+        if g.young.len() > self.per_generation {
+            g.old = std::mem::take(&mut g.young);
+        }
+    }
+}

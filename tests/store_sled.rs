@@ -1,0 +1,350 @@
+//! `SledStore`: reopen, corruption, concurrency, durability levels and open-time checks.
+
+use std::sync::Arc;
+
+use chess_service::rules::{Game, Position, Variant, chess960};
+use chess_service::store::{
+    Durability, GameMeta, GameStore, LoadedGame, SledConfig, SledStore, Start, StoreError,
+};
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn open(dir: &std::path::Path, durability: Durability) -> SledStore {
+    SledStore::open(SledConfig::new(dir).durability(durability)).unwrap()
+}
+
+fn new_game(i: usize) -> (GameMeta, Game) {
+    let (variant, start) = match i % 3 {
+        0 => (Variant::Standard, Start::Standard),
+        1 => (Variant::Chess960, Start::Chess960((i * 37 % 960) as u32)),
+        _ => (
+            Variant::Standard,
+            Start::Fen(
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1".into(),
+            ),
+        ),
+    };
+    let pos = match &start {
+        Start::Standard => Position::new(),
+        Start::Chess960(n) => chess960::start_position(*n, variant).unwrap(),
+        Start::Fen(f) => Position::from_fen(f, variant).unwrap(),
+    };
+    let meta = GameMeta {
+        id: format!("game-{i:04}"),
+        variant,
+        start,
+        created_unix_ms: 1_700_000_000_000 + i as u64,
+    };
+    (meta, Game::new(pos))
+}
+
+/// Plays a random legal move (or undoes one now and then); false if the game is over.
+fn step(game: &mut Game, rng: &mut Rng) -> bool {
+    if game.ply() > 0 && rng.below(10) == 0 {
+        game.undo();
+        return true;
+    }
+    let legal = game.legal_moves();
+    if legal.is_empty() {
+        return false;
+    }
+    game.play(legal[rng.below(legal.len())]).unwrap();
+    true
+}
+
+fn assert_same(loaded: &LoadedGame, meta: &GameMeta, game: &Game) {
+    assert_eq!(loaded.meta, *meta);
+    assert_eq!(loaded.game.moves(), game.moves(), "{}", meta.id);
+    assert_eq!(loaded.game.position(), game.position(), "{}", meta.id);
+    assert_eq!(loaded.game.position().to_fen(), game.position().to_fen());
+    assert_eq!(loaded.game.status(), game.status());
+    assert_eq!(
+        loaded.game.can_claim_threefold(),
+        game.can_claim_threefold()
+    );
+    assert_eq!(
+        loaded.game.can_claim_fifty_moves(),
+        game.can_claim_fifty_moves()
+    );
+}
+
+#[test]
+fn games_written_then_reopened_are_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let mut rng = Rng(1);
+    let mut expected = Vec::new();
+    {
+        let store = open(dir.path(), Durability::Fsync);
+        for i in 0..12 {
+            let (meta, mut game) = new_game(i);
+            rt.block_on(store.create(&meta, &game).unwrap().wait())
+                .unwrap();
+            for _ in 0..(i * 17 % 90) {
+                if !step(&mut game, &mut rng) {
+                    break;
+                }
+                rt.block_on(store.save(&meta, &game).unwrap().wait())
+                    .unwrap();
+            }
+            assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+            expected.push((meta, game));
+        }
+        assert_eq!(store.count_games(), 12);
+    }
+    let store = open(dir.path(), Durability::Fsync);
+    for (meta, game) in &expected {
+        assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+    }
+    assert!(store.load("no-such-game").unwrap().is_none());
+    let ids = store.ids().unwrap();
+    assert_eq!(ids.len(), 12);
+}
+
+#[test]
+fn create_refuses_an_existing_id_and_keeps_the_first_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::Flush);
+    let rt = rt();
+    let (meta, mut game) = new_game(0);
+    let m = game.legal_moves()[0];
+    game.play(m).unwrap();
+    rt.block_on(store.create(&meta, &game).unwrap().wait())
+        .unwrap();
+    let (_, other) = new_game(0);
+    assert_eq!(
+        store.create(&meta, &other).err(),
+        Some(StoreError::AlreadyExists {
+            id: meta.id.clone()
+        })
+    );
+    assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+}
+
+#[test]
+fn a_damaged_record_is_data_loss_for_that_game_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let mut rng = Rng(7);
+    let mut games = Vec::new();
+    {
+        let store = open(dir.path(), Durability::Fsync);
+        for i in 0..6 {
+            let (meta, mut game) = new_game(i);
+            for _ in 0..40 {
+                step(&mut game, &mut rng);
+            }
+            rt.block_on(store.create(&meta, &game).unwrap().wait())
+                .unwrap();
+            games.push((meta, game));
+        }
+        let victim = &games[2].0.id;
+        let good = store.raw_record(victim).unwrap().unwrap();
+        // Every byte of the record, damaged in turn: always DATA_LOSS naming the game.
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x5A;
+            store.overwrite_raw_record(victim, &bad).unwrap();
+            match store.load(victim) {
+                Err(StoreError::DataLoss { id, reason }) => {
+                    assert_eq!(&id, victim);
+                    assert!(!reason.is_empty());
+                }
+                other => panic!("byte {i}: expected DataLoss, got {other:?}"),
+            }
+        }
+        // Leave it damaged (a truncated record) and check the others still serve.
+        store
+            .overwrite_raw_record(victim, &good[..good.len() / 2])
+            .unwrap();
+        for (j, (meta, game)) in games.iter().enumerate() {
+            if j != 2 {
+                assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+            }
+        }
+        // A save of another game after the damage still works.
+        let (meta, game) = &mut games[3];
+        step(game, &mut rng);
+        rt.block_on(store.save(meta, game).unwrap().wait()).unwrap();
+    }
+    let store = open(dir.path(), Durability::Fsync);
+    let err = store.load(&games[2].0.id).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::DataLoss { id, .. } if *id == games[2].0.id),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(&games[2].0.id),
+        "the message names the game: {err}"
+    );
+    for (j, (meta, game)) in games.iter().enumerate() {
+        if j != 2 {
+            assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+        }
+    }
+}
+
+#[test]
+fn many_concurrent_writers_of_distinct_games_all_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let store = Arc::new(open(dir.path(), Durability::Fsync));
+    let writers = 64;
+    let finished: Vec<(GameMeta, Game)> = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for w in 0..writers {
+            let store = Arc::clone(&store);
+            tasks.push(tokio::spawn(async move {
+                let mut rng = Rng(1000 + w as u64);
+                let (meta, mut game) = new_game(w);
+                store.create(&meta, &game).unwrap().wait().await.unwrap();
+                for _ in 0..40 {
+                    if !step(&mut game, &mut rng) {
+                        break;
+                    }
+                    store.save(&meta, &game).unwrap().wait().await.unwrap();
+                }
+                (meta, game)
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    let stats = store.commit_stats();
+    assert!(
+        stats.waiters >= writers as u64 * 30,
+        "every save waited: {stats:?}"
+    );
+    assert!(
+        stats.batches < stats.waiters / 2,
+        "group commit batched the waiters: {stats:?}"
+    );
+    drop(store);
+    let store = open(dir.path(), Durability::Fsync);
+    for (meta, game) in &finished {
+        assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+    }
+}
+
+#[test]
+fn every_durability_level_round_trips_and_flush_makes_it_stick() {
+    for level in [Durability::Fsync, Durability::Flush, Durability::None] {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = rt();
+        let (meta, mut game) = new_game(1);
+        {
+            let store = open(dir.path(), level);
+            assert_eq!(store.durability(), level);
+            rt.block_on(store.create(&meta, &game).unwrap().wait())
+                .unwrap();
+            let mut rng = Rng(3);
+            for _ in 0..20 {
+                step(&mut game, &mut rng);
+                rt.block_on(store.save(&meta, &game).unwrap().wait())
+                    .unwrap();
+            }
+            store.flush().unwrap();
+            if level == Durability::None {
+                assert_eq!(
+                    store.commit_stats().waiters,
+                    1,
+                    "at level none only flush() waits"
+                );
+            }
+        }
+        let store = open(dir.path(), level);
+        assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+    }
+    assert_eq!("FSYNC".parse::<Durability>(), Ok(Durability::Fsync));
+    assert_eq!("flush".parse::<Durability>(), Ok(Durability::Flush));
+    assert_eq!("none".parse::<Durability>(), Ok(Durability::None));
+    let err = "sometimes".parse::<Durability>().unwrap_err();
+    assert!(err.to_string().contains("fsync"), "{err}");
+}
+
+#[test]
+fn a_closed_store_refuses_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::Fsync);
+    let (meta, game) = new_game(0);
+    store.close().unwrap();
+    assert_eq!(store.create(&meta, &game).err(), Some(StoreError::Closed));
+    assert_eq!(store.save(&meta, &game).err(), Some(StoreError::Closed));
+    assert_eq!(store.load(&meta.id).err(), Some(StoreError::Closed));
+    assert_eq!(store.flush().err(), Some(StoreError::Closed));
+    store.close().unwrap();
+}
+
+#[test]
+fn open_refuses_a_busy_directory_and_a_newer_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let _first = open(dir.path(), Durability::Fsync);
+        let second = SledStore::open(SledConfig::new(dir.path()));
+        let Err(StoreError::Io(msg)) = second else {
+            panic!("a second store on one directory must fail")
+        };
+        assert!(msg.contains("another server"), "{msg}");
+    }
+    {
+        let db = sled::open(dir.path()).unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("layout", &[2u8])
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let Err(StoreError::Io(msg)) = SledStore::open(SledConfig::new(dir.path())) else {
+        panic!("a newer layout must be refused")
+    };
+    assert!(msg.contains("newer build"), "{msg}");
+}
+
+/// The cached encoding never outlives a change it did not see: saves of one game from
+/// diverging histories (as after an undo and a different move) store exactly the game
+/// passed in.
+#[test]
+fn saves_after_undo_and_divergence_store_the_game_passed_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::Flush);
+    let rt = rt();
+    let (meta, mut game) = new_game(0);
+    rt.block_on(store.create(&meta, &game).unwrap().wait())
+        .unwrap();
+    let mut rng = Rng(11);
+    for round in 0..30 {
+        for _ in 0..round % 5 {
+            game.undo();
+        }
+        for _ in 0..(round % 7) {
+            step(&mut game, &mut rng);
+        }
+        rt.block_on(store.save(&meta, &game).unwrap().wait())
+            .unwrap();
+        assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+    }
+}
