@@ -53,7 +53,12 @@ impl Status {
     /// The status of a position taken alone (no history): mate, stalemate, insufficient
     /// material and the 75-move count. Repetition needs a [`Game`].
     pub fn of_position(pos: &Position) -> Status {
-        let has_move = pos.has_legal_move();
+        Status::of_position_with(pos, pos.has_legal_move())
+    }
+
+    /// As [`Status::of_position`], for a caller that already knows whether a legal move
+    /// exists (it generated them anyway).
+    pub fn of_position_with(pos: &Position, has_move: bool) -> Status {
         if !has_move && pos.is_check() {
             return Status::Checkmate {
                 winner: !pos.turn(),
@@ -191,8 +196,17 @@ impl Game {
     /// The status after the last move. Precedence when several apply: checkmate,
     /// insufficient material, stalemate, the 75-move rule, fivefold repetition.
     pub fn status(&self) -> Status {
-        match Status::of_position(self.position()) {
-            Status::InProgress if self.repetitions() >= 5 => Status::FivefoldRepetition,
+        self.status_with(self.position().has_legal_move())
+    }
+
+    /// As [`Game::status`], for a caller that already knows whether the current position
+    /// has a legal move (a replay that generated the moves anyway).
+    pub fn status_with(&self, has_legal_move: bool) -> Status {
+        match Status::of_position_with(self.position(), has_legal_move) {
+            // Five occurrences need at least 16 reversible plies (four round trips).
+            Status::InProgress if self.position().halfmoves() >= 16 && self.repetitions() >= 5 => {
+                Status::FivefoldRepetition
+            }
             s => s,
         }
     }
@@ -208,8 +222,12 @@ impl Game {
     /// How many times the current position has occurred, this time included.
     pub fn repetitions(&self) -> usize {
         let current = self.position();
+        // Only positions with the same side to move can match: every second one, counting
+        // back from the current position.
         self.reversible_window()
             .iter()
+            .rev()
+            .step_by(2)
             .filter(|p| p.same_repetition_identity(current))
             .count()
     }

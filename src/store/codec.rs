@@ -578,7 +578,9 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
     for i in 0..ply {
         // The rules decide: the game must still be going, and the move is drawn from the
         // rules' own list of legal moves in the current position.
-        let status = game.status();
+        legal.clear();
+        legal.extend_from_slice(&game.position().legal_moves());
+        let status = game.status_with(!legal.is_empty());
         if status.is_over() {
             return Err(CodecError::Replay {
                 ply: i,
@@ -587,8 +589,6 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
                 ),
             });
         }
-        legal.clear();
-        legal.extend_from_slice(&game.position().legal_moves());
         let r = get_index(&mut reader, legal.len() as u32).ok_or_else(|| CodecError::Replay {
             ply: i,
             what: format!("the move bits end after {} of {ply} moves", i),
