@@ -4,7 +4,8 @@
 mod tables;
 
 fn main() {
-    let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    let out_dir =
+        std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     tables::generate(&out_dir);
     println!("cargo:rerun-if-changed=build/tables.rs");
     println!("cargo:rerun-if-changed=build.rs");

@@ -3,9 +3,16 @@ use chess_service::rules::{Position, Variant, perft_divide};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let fen = args.get(1).map(String::as_str).unwrap_or("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    let fen = args
+        .get(1)
+        .map(String::as_str)
+        .unwrap_or("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
     let depth: u32 = args.get(2).and_then(|d| d.parse().ok()).unwrap_or(5);
-    let variant = if args.get(3).is_some() { Variant::Chess960 } else { Variant::Standard };
+    let variant = if args.get(3).is_some() {
+        Variant::Chess960
+    } else {
+        Variant::Standard
+    };
     let pos = match Position::from_fen(fen, variant) {
         Ok(p) => p,
         Err(e) => {
@@ -20,5 +27,8 @@ fn main() {
         println!("{}: {n}", pos.uci(*m));
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("total {total} in {secs:.3}s ({:.1} M nodes/s)", total as f64 / secs / 1e6);
+    println!(
+        "total {total} in {secs:.3}s ({:.1} M nodes/s)",
+        total as f64 / secs / 1e6
+    );
 }

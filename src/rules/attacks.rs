@@ -17,10 +17,18 @@ mod generated {
 
     // SAFETY (both): the build script writes exactly SLIDER_TABLE_LEN u64 values in the
     // target's byte order; transmuting the byte array yields a properly aligned [u64; N].
-    pub(crate) static MAGIC_ATTACKS: [u64; SLIDER_TABLE_LEN] =
-        unsafe { std::mem::transmute(*include_bytes!(concat!(env!("OUT_DIR"), "/magic_attacks.bin"))) };
-    pub(crate) static PEXT_ATTACKS: [u64; SLIDER_TABLE_LEN] =
-        unsafe { std::mem::transmute(*include_bytes!(concat!(env!("OUT_DIR"), "/pext_attacks.bin"))) };
+    pub(crate) static MAGIC_ATTACKS: [u64; SLIDER_TABLE_LEN] = unsafe {
+        std::mem::transmute(*include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/magic_attacks.bin"
+        )))
+    };
+    pub(crate) static PEXT_ATTACKS: [u64; SLIDER_TABLE_LEN] = unsafe {
+        std::mem::transmute(*include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/pext_attacks.bin"
+        )))
+    };
 }
 
 use generated::{BISHOP_ENTRIES, MAGIC_ATTACKS, PEXT_ATTACKS, ROOK_ENTRIES};
@@ -45,13 +53,41 @@ const fn leaper_table(deltas: &[(i8, i8)]) -> [Bitboard; 64] {
     table
 }
 
-static KNIGHT: [Bitboard; 64] =
-    leaper_table(&[(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)]);
-static KING: [Bitboard; 64] =
-    leaper_table(&[(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]);
-static PAWN: [[Bitboard; 64]; 2] = [leaper_table(&[(-1, 1), (1, 1)]), leaper_table(&[(-1, -1), (1, -1)])];
+static KNIGHT: [Bitboard; 64] = leaper_table(&[
+    (1, 2),
+    (2, 1),
+    (2, -1),
+    (1, -2),
+    (-1, -2),
+    (-2, -1),
+    (-2, 1),
+    (-1, 2),
+]);
+static KING: [Bitboard; 64] = leaper_table(&[
+    (1, 0),
+    (1, 1),
+    (0, 1),
+    (-1, 1),
+    (-1, 0),
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+]);
+static PAWN: [[Bitboard; 64]; 2] = [
+    leaper_table(&[(-1, 1), (1, 1)]),
+    leaper_table(&[(-1, -1), (1, -1)]),
+];
 
-const DIRECTIONS: [(i8, i8); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
+const DIRECTIONS: [(i8, i8); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+];
 
 const fn ray_tables() -> ([[Bitboard; 64]; 64], [[Bitboard; 64]; 64]) {
     let mut between = [[Bitboard::EMPTY; 64]; 64];
@@ -210,7 +246,8 @@ pub fn has_bmi2() -> bool {
         2 => true,
         _ => {
             #[cfg(target_arch = "x86_64")]
-            let yes = std::is_x86_feature_detected!("bmi2") && std::env::var_os("CHESS_NO_BMI2").is_none();
+            let yes = std::is_x86_feature_detected!("bmi2")
+                && std::env::var_os("CHESS_NO_BMI2").is_none();
             #[cfg(not(target_arch = "x86_64"))]
             let yes = false;
             STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
@@ -281,11 +318,17 @@ mod tests {
 
     #[test]
     fn rays() {
-        assert_eq!(between(Square::A1, Square::D4), Bitboard::EMPTY | Square::B2 | Square::C3);
+        assert_eq!(
+            between(Square::A1, Square::D4),
+            Bitboard::EMPTY | Square::B2 | Square::C3
+        );
         assert_eq!(between(Square::A1, Square::B3), Bitboard::EMPTY);
         assert!(line(Square::A1, Square::H8).contains(Square::E5));
         assert!(line(Square::A1, Square::B3).is_empty());
         assert_eq!(knight_attacks(Square::A1).count(), 2);
-        assert_eq!(pawn_attacks(Color::White, Square::E2), Bitboard::EMPTY | Square::D3 | Square::F3);
+        assert_eq!(
+            pawn_attacks(Color::White, Square::E2),
+            Bitboard::EMPTY | Square::D3 | Square::F3
+        );
     }
 }

@@ -73,13 +73,21 @@ impl Bitboard {
     /// The lowest square, if any.
     #[inline(always)]
     pub const fn first(self) -> Option<Square> {
-        if self.0 == 0 { None } else { Some(Square::new(self.0.trailing_zeros() as u8)) }
+        if self.0 == 0 {
+            None
+        } else {
+            Some(Square::new(self.0.trailing_zeros() as u8))
+        }
     }
 
     /// The highest square, if any.
     #[inline(always)]
     pub const fn last(self) -> Option<Square> {
-        if self.0 == 0 { None } else { Some(Square::new(63 - self.0.leading_zeros() as u8)) }
+        if self.0 == 0 {
+            None
+        } else {
+            Some(Square::new(63 - self.0.leading_zeros() as u8))
+        }
     }
 
     /// The lowest square of a set known to be non-empty.
@@ -103,7 +111,11 @@ impl Bitboard {
     /// board are dropped; callers mask files themselves where a shift would wrap.
     #[inline(always)]
     pub const fn shift(self, delta: i8) -> Bitboard {
-        if delta >= 0 { Bitboard(self.0 << delta) } else { Bitboard(self.0 >> -delta) }
+        if delta >= 0 {
+            Bitboard(self.0 << delta)
+        } else {
+            Bitboard(self.0 >> -delta)
+        }
     }
 }
 

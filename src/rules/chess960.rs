@@ -25,7 +25,18 @@ pub fn back_rank(n: u32) -> Result<[Role; 8], Chess960Error> {
     let (n, queen) = (n / 6, n % 6);
     place_in_nth_empty(&mut rank, queen as usize, Role::Queen);
     // The remaining number 0..=9 picks two of the five empty squares for the knights.
-    const KNIGHTS: [(usize, usize); 10] = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)];
+    const KNIGHTS: [(usize, usize); 10] = [
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, 4),
+        (1, 2),
+        (1, 3),
+        (1, 4),
+        (2, 3),
+        (2, 4),
+        (3, 4),
+    ];
     let (first, second) = KNIGHTS[n as usize];
     // Place the later one first so the earlier index still counts the same empties.
     place_in_nth_empty(&mut rank, second, Role::Knight);
@@ -38,7 +49,12 @@ pub fn back_rank(n: u32) -> Result<[Role; 8], Chess960Error> {
 }
 
 fn place_in_nth_empty(rank: &mut [Option<Role>; 8], n: usize, role: Role) {
-    let index = rank.iter().enumerate().filter(|(_, r)| r.is_none()).nth(n).map(|(i, _)| i);
+    let index = rank
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_none())
+        .nth(n)
+        .map(|(i, _)| i);
     rank[index.expect("a Chess960 back rank always has room")] = Some(role);
 }
 
@@ -86,9 +102,18 @@ mod tests {
     #[test]
     fn known_numbers() {
         use Role::*;
-        assert_eq!(back_rank(518).unwrap(), [Rook, Knight, Bishop, Queen, King, Bishop, Knight, Rook]);
-        assert_eq!(back_rank(0).unwrap(), [Bishop, Bishop, Queen, Knight, Knight, Rook, King, Rook]);
-        assert_eq!(back_rank(959).unwrap(), [Rook, King, Rook, Knight, Knight, Queen, Bishop, Bishop]);
+        assert_eq!(
+            back_rank(518).unwrap(),
+            [Rook, Knight, Bishop, Queen, King, Bishop, Knight, Rook]
+        );
+        assert_eq!(
+            back_rank(0).unwrap(),
+            [Bishop, Bishop, Queen, Knight, Knight, Rook, King, Rook]
+        );
+        assert_eq!(
+            back_rank(959).unwrap(),
+            [Rook, King, Rook, Knight, Knight, Queen, Bishop, Bishop]
+        );
         assert!(back_rank(960).is_err());
     }
 
@@ -98,12 +123,24 @@ mod tests {
         for n in 0..CHESS960_POSITIONS {
             let rank = back_rank(n).unwrap();
             assert!(seen.insert(rank));
-            let files = |role| rank.iter().enumerate().filter(move |(_, r)| **r == role).map(|(i, _)| i);
+            let files = |role| {
+                rank.iter()
+                    .enumerate()
+                    .filter(move |(_, r)| **r == role)
+                    .map(|(i, _)| i)
+            };
             let bishops: Vec<usize> = files(Role::Bishop).collect();
-            assert_ne!(bishops[0] % 2, bishops[1] % 2, "{n}: bishops on opposite colours");
+            assert_ne!(
+                bishops[0] % 2,
+                bishops[1] % 2,
+                "{n}: bishops on opposite colours"
+            );
             let rooks: Vec<usize> = files(Role::Rook).collect();
             let king = files(Role::King).next().unwrap();
-            assert!(rooks[0] < king && king < rooks[1], "{n}: king between rooks");
+            assert!(
+                rooks[0] < king && king < rooks[1],
+                "{n}: king between rooks"
+            );
             let pos = start_position(n, Variant::Chess960).unwrap();
             assert_eq!(number_of(&pos), Some(n));
         }

@@ -27,7 +27,9 @@ pub enum FenError {
     RankCount { found: usize },
     #[error("placement: rank {rank} describes {squares} squares, not 8")]
     RankLength { rank: char, squares: usize },
-    #[error("placement: invalid character '{found}' in rank {rank} (expected one of pnbrqkPNBRQK or a digit 1-8)")]
+    #[error(
+        "placement: invalid character '{found}' in rank {rank} (expected one of pnbrqkPNBRQK or a digit 1-8)"
+    )]
     BadCharacter { rank: char, found: char },
     #[error("placement: {color} has {count} kings; each side needs exactly one")]
     KingCount { color: Color, count: u32 },
@@ -42,16 +44,28 @@ pub enum FenError {
     #[error("castling: '{right}' needs {needs}")]
     CastlingWithoutPieces { right: char, needs: String },
     #[error("castling: '{right}' gives {color} a second {side}-side right")]
-    DuplicateCastling { right: char, color: Color, side: &'static str },
-    #[error("castling: '{right}' is a Chess960 right (rook on the {file}-file); use the Chess960 variant")]
+    DuplicateCastling {
+        right: char,
+        color: Color,
+        side: &'static str,
+    },
+    #[error(
+        "castling: '{right}' is a Chess960 right (rook on the {file}-file); use the Chess960 variant"
+    )]
     Chess960CastlingInStandard { right: char, file: char },
     #[error("en passant: '{found}' is not a square or '-'")]
     BadEnPassantSquare { found: String },
     #[error("en passant: {square} could not have been produced by a double push: {why}")]
     ImpossibleEnPassant { square: Square, why: String },
-    #[error("half-move clock: '{found}' is not a whole number from 0 to {}", u32::MAX)]
+    #[error(
+        "half-move clock: '{found}' is not a whole number from 0 to {}",
+        u32::MAX
+    )]
     BadHalfmoves { found: String },
-    #[error("full-move number: '{found}' is not a whole number from 1 to {}", u32::MAX)]
+    #[error(
+        "full-move number: '{found}' is not a whole number from 1 to {}",
+        u32::MAX
+    )]
     BadFullmoves { found: String },
     #[error("position: {color} is not to move but is in check")]
     OpponentInCheck { color: Color },
@@ -73,7 +87,9 @@ impl FenError {
             | FenError::CastlingWithoutPieces { .. }
             | FenError::DuplicateCastling { .. }
             | FenError::Chess960CastlingInStandard { .. } => "castling",
-            FenError::BadEnPassantSquare { .. } | FenError::ImpossibleEnPassant { .. } => "en_passant",
+            FenError::BadEnPassantSquare { .. } | FenError::ImpossibleEnPassant { .. } => {
+                "en_passant"
+            }
             FenError::BadHalfmoves { .. } => "halfmove_clock",
             FenError::BadFullmoves { .. } => "fullmove_number",
             FenError::OpponentInCheck { .. } => "position",
@@ -92,25 +108,37 @@ impl Position {
             return Err(FenError::Empty);
         }
         if fields.len() > 6 {
-            return Err(FenError::TooManyFields { found: fields.len() });
+            return Err(FenError::TooManyFields {
+                found: fields.len(),
+            });
         }
         let mut pos = Position::empty(variant);
         parse_placement(&mut pos, fields[0])?;
         pos.turn = match fields.get(1).copied().unwrap_or("w") {
             "w" | "W" => Color::White,
             "b" | "B" => Color::Black,
-            other => return Err(FenError::BadSideToMove { found: other.to_string() }),
+            other => {
+                return Err(FenError::BadSideToMove {
+                    found: other.to_string(),
+                });
+            }
         };
         pos.castling = parse_castling(&pos, fields.get(2).copied().unwrap_or("-"), variant)?;
         let ep = parse_en_passant(&pos, fields.get(3).copied().unwrap_or("-"))?;
         pos.halfmoves = match fields.get(4) {
             None => 0,
-            Some(t) => parse_number(t).ok_or_else(|| FenError::BadHalfmoves { found: t.to_string() })?,
+            Some(t) => parse_number(t).ok_or_else(|| FenError::BadHalfmoves {
+                found: t.to_string(),
+            })?,
         };
         pos.fullmoves = match fields.get(5) {
             None => 1,
             // Some tools write 0; it means the first move.
-            Some(t) => parse_number(t).ok_or_else(|| FenError::BadFullmoves { found: t.to_string() })?.max(1),
+            Some(t) => parse_number(t)
+                .ok_or_else(|| FenError::BadFullmoves {
+                    found: t.to_string(),
+                })?
+                .max(1),
         };
         let them = !pos.turn;
         if pos.attackers(pos.king(them), pos.turn).any() {
@@ -171,21 +199,33 @@ impl Position {
             let rooks = self.pieces(color, Role::Rook) & Bitboard::back_rank(color);
             let king = self.king(color);
             // King side first, then queen side, as in KQkq.
-            let mut rights: Vec<Square> = (self.castling & Bitboard::back_rank(color)).into_iter().collect();
+            let mut rights: Vec<Square> = (self.castling & Bitboard::back_rank(color))
+                .into_iter()
+                .collect();
             rights.sort_by_key(|sq| std::cmp::Reverse(sq.file()));
             for rook in rights {
                 let king_side = rook.file() > king.file();
                 let outermost = if king_side {
-                    rooks.into_iter().filter(|r| r.file() > king.file()).max_by_key(|r| r.file())
+                    rooks
+                        .into_iter()
+                        .filter(|r| r.file() > king.file())
+                        .max_by_key(|r| r.file())
                 } else {
-                    rooks.into_iter().filter(|r| r.file() < king.file()).min_by_key(|r| r.file())
+                    rooks
+                        .into_iter()
+                        .filter(|r| r.file() < king.file())
+                        .min_by_key(|r| r.file())
                 };
                 let c = if self.variant == Variant::Standard || outermost == Some(rook) {
                     if king_side { 'k' } else { 'q' }
                 } else {
                     rook.file().char()
                 };
-                out.push(if color == Color::White { c.to_ascii_uppercase() } else { c });
+                out.push(if color == Color::White {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                });
             }
         }
         if out.is_empty() {
@@ -213,7 +253,8 @@ fn parse_placement(pos: &mut Position, text: &str) -> Result<(), FenError> {
         for c in rank_text.chars() {
             if let Some(d) = c.to_digit(10).filter(|d| (1..=8).contains(d)) {
                 file += d as usize;
-            } else if let Some(piece) = Piece::from_fen_char(c).filter(|_| c.is_ascii_alphabetic()) {
+            } else if let Some(piece) = Piece::from_fen_char(c).filter(|_| c.is_ascii_alphabetic())
+            {
                 if file < 8 {
                     let sq = Square::from_coords(File::ALL[file], rank);
                     pos.by_color[piece.color.index()] |= sq;
@@ -221,17 +262,26 @@ fn parse_placement(pos: &mut Position, text: &str) -> Result<(), FenError> {
                 }
                 file += 1;
             } else {
-                return Err(FenError::BadCharacter { rank: rank.char(), found: c });
+                return Err(FenError::BadCharacter {
+                    rank: rank.char(),
+                    found: c,
+                });
             }
         }
         if file != 8 {
-            return Err(FenError::RankLength { rank: rank.char(), squares: file });
+            return Err(FenError::RankLength {
+                rank: rank.char(),
+                squares: file,
+            });
         }
     }
     for color in Color::ALL {
         let kings = pos.pieces(color, Role::King).count();
         if kings != 1 {
-            return Err(FenError::KingCount { color, count: kings });
+            return Err(FenError::KingCount {
+                color,
+                count: kings,
+            });
         }
     }
     for color in Color::ALL {
@@ -253,7 +303,11 @@ fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboa
         return Ok(rights);
     }
     for c in text.chars() {
-        let color = if c.is_ascii_uppercase() { Color::White } else { Color::Black };
+        let color = if c.is_ascii_uppercase() {
+            Color::White
+        } else {
+            Color::Black
+        };
         let back = Bitboard::back_rank(color);
         let king = pos.king(color);
         let rooks = pos.pieces(color, Role::Rook) & back;
@@ -263,20 +317,31 @@ fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboa
                 let king_side = c.eq_ignore_ascii_case(&'k');
                 let side_name = if king_side { "king" } else { "queen" };
                 if variant == Variant::Standard {
-                    let (rook_file, king_sq) = (if king_side { File::H } else { File::A }, Square::from_coords(File::E, color.back_rank()));
+                    let (rook_file, king_sq) = (
+                        if king_side { File::H } else { File::A },
+                        Square::from_coords(File::E, color.back_rank()),
+                    );
                     let rook_sq = Square::from_coords(rook_file, color.back_rank());
                     if king != king_sq || !rooks.contains(rook_sq) {
                         return Err(FenError::CastlingWithoutPieces {
                             right: c,
-                            needs: format!("the {color} king on {king_sq} and a {color} rook on {rook_sq}"),
+                            needs: format!(
+                                "the {color} king on {king_sq} and a {color} rook on {rook_sq}"
+                            ),
                         });
                     }
                     rook_sq
                 } else {
                     let candidate = if king_side {
-                        rooks.into_iter().filter(|r| r.file() > king.file()).max_by_key(|r| r.file())
+                        rooks
+                            .into_iter()
+                            .filter(|r| r.file() > king.file())
+                            .max_by_key(|r| r.file())
                     } else {
-                        rooks.into_iter().filter(|r| r.file() < king.file()).min_by_key(|r| r.file())
+                        rooks
+                            .into_iter()
+                            .filter(|r| r.file() < king.file())
+                            .min_by_key(|r| r.file())
                     };
                     match candidate {
                         Some(r) if king_home => r,
@@ -297,13 +362,18 @@ fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboa
                 let rook_sq = Square::from_coords(file, color.back_rank());
                 if variant == Variant::Standard {
                     if !matches!(file, File::A | File::H) {
-                        return Err(FenError::Chess960CastlingInStandard { right: c, file: file.char() });
+                        return Err(FenError::Chess960CastlingInStandard {
+                            right: c,
+                            file: file.char(),
+                        });
                     }
                     let king_sq = Square::from_coords(File::E, color.back_rank());
                     if king != king_sq || !rooks.contains(rook_sq) {
                         return Err(FenError::CastlingWithoutPieces {
                             right: c,
-                            needs: format!("the {color} king on {king_sq} and a {color} rook on {rook_sq}"),
+                            needs: format!(
+                                "the {color} king on {king_sq} and a {color} rook on {rook_sq}"
+                            ),
                         });
                     }
                 } else if !king_home || !rooks.contains(rook_sq) || file == king.file() {
@@ -320,9 +390,15 @@ fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboa
             _ => return Err(FenError::BadCastlingCharacter { found: c }),
         };
         let king_side = rook.file() > king.file();
-        let same_side = (rights & back).into_iter().any(|r| (r.file() > king.file()) == king_side);
+        let same_side = (rights & back)
+            .into_iter()
+            .any(|r| (r.file() > king.file()) == king_side);
         if same_side {
-            return Err(FenError::DuplicateCastling { right: c, color, side: if king_side { "king" } else { "queen" } });
+            return Err(FenError::DuplicateCastling {
+                right: c,
+                color,
+                side: if king_side { "king" } else { "queen" },
+            });
         }
         rights |= rook;
     }
@@ -333,7 +409,9 @@ fn parse_en_passant(pos: &Position, text: &str) -> Result<Option<Square>, FenErr
     if text == "-" {
         return Ok(None);
     }
-    let square = Square::parse(text).ok_or_else(|| FenError::BadEnPassantSquare { found: text.to_string() })?;
+    let square = Square::parse(text).ok_or_else(|| FenError::BadEnPassantSquare {
+        found: text.to_string(),
+    })?;
     let us = pos.turn;
     let them = !us;
     let (ep_rank, pawn_rank, origin_rank) = match us {
@@ -342,7 +420,10 @@ fn parse_en_passant(pos: &Position, text: &str) -> Result<Option<Square>, FenErr
     };
     let impossible = |why: String| FenError::ImpossibleEnPassant { square, why };
     if square.rank() != ep_rank {
-        return Err(impossible(format!("with {us} to move it must be on rank {}", ep_rank.char())));
+        return Err(impossible(format!(
+            "with {us} to move it must be on rank {}",
+            ep_rank.char()
+        )));
     }
     let pawn = Square::from_coords(square.file(), pawn_rank);
     let origin = Square::from_coords(square.file(), origin_rank);
@@ -350,7 +431,9 @@ fn parse_en_passant(pos: &Position, text: &str) -> Result<Option<Square>, FenErr
         return Err(impossible(format!("there is no {them} pawn on {pawn}")));
     }
     if pos.occupied().contains(square) || pos.occupied().contains(origin) {
-        return Err(impossible(format!("{origin} and {square} must both be empty")));
+        return Err(impossible(format!(
+            "{origin} and {square} must both be empty"
+        )));
     }
     Ok(Some(square))
 }
@@ -375,8 +458,11 @@ mod tests {
 
     #[test]
     fn drops_en_passant_without_legal_capture() {
-        let pos = Position::from_fen("rnbqkbnr/pppp1ppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 2", Variant::Standard)
-            .unwrap();
+        let pos = Position::from_fen(
+            "rnbqkbnr/pppp1ppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 2",
+            Variant::Standard,
+        )
+        .unwrap();
         assert_eq!(pos.ep_square(), None);
         assert!(pos.to_fen().contains(" KQkq - 0 2"));
     }

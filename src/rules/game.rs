@@ -11,7 +11,9 @@ use super::square::Color;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
     InProgress,
-    Checkmate { winner: Color },
+    Checkmate {
+        winner: Color,
+    },
     Stalemate,
     /// Neither side can mate by the material rule (K v K, K+minor v K, same-coloured bishops).
     InsufficientMaterial,
@@ -38,8 +40,12 @@ impl Status {
     pub fn result(self) -> &'static str {
         match self {
             Status::InProgress => "*",
-            Status::Checkmate { winner: Color::White } => "1-0",
-            Status::Checkmate { winner: Color::Black } => "0-1",
+            Status::Checkmate {
+                winner: Color::White,
+            } => "1-0",
+            Status::Checkmate {
+                winner: Color::Black,
+            } => "0-1",
             _ => "1/2-1/2",
         }
     }
@@ -49,7 +55,9 @@ impl Status {
     pub fn of_position(pos: &Position) -> Status {
         let has_move = pos.has_legal_move();
         if !has_move && pos.is_check() {
-            return Status::Checkmate { winner: !pos.turn() };
+            return Status::Checkmate {
+                winner: !pos.turn(),
+            };
         }
         if pos.is_insufficient_material() {
             return Status::InsufficientMaterial;
@@ -86,7 +94,10 @@ pub struct Game {
 
 impl Game {
     pub fn new(start: Position) -> Game {
-        Game { positions: vec![start], moves: Vec::new() }
+        Game {
+            positions: vec![start],
+            moves: Vec::new(),
+        }
     }
 
     pub fn start(&self) -> &Position {
@@ -95,7 +106,9 @@ impl Game {
 
     /// The current position.
     pub fn position(&self) -> &Position {
-        self.positions.last().expect("a game always has its start position")
+        self.positions
+            .last()
+            .expect("a game always has its start position")
     }
 
     pub fn variant(&self) -> Variant {
@@ -130,7 +143,8 @@ impl Game {
                 } else {
                     super::illegal::CastleSide::Queen
                 };
-                pos.explain_castling(side).unwrap_or(IllegalMove::NoPiece { square: m.from })
+                pos.explain_castling(side)
+                    .unwrap_or(IllegalMove::NoPiece { square: m.from })
             } else {
                 pos.explain_illegal(m.from, m.to, m.promotion())
             };
@@ -167,7 +181,11 @@ impl Game {
 
     /// Legal moves playable now: none once the game is over.
     pub fn legal_moves(&self) -> MoveList {
-        if self.status().is_over() { MoveList::new() } else { self.position().legal_moves() }
+        if self.status().is_over() {
+            MoveList::new()
+        } else {
+            self.position().legal_moves()
+        }
     }
 
     /// The status after the last move. Precedence when several apply: checkmate,
@@ -190,7 +208,10 @@ impl Game {
     /// How many times the current position has occurred, this time included.
     pub fn repetitions(&self) -> usize {
         let current = self.position();
-        self.reversible_window().iter().filter(|p| p.same_repetition_identity(current)).count()
+        self.reversible_window()
+            .iter()
+            .filter(|p| p.same_repetition_identity(current))
+            .count()
     }
 
     /// FIDE 9.2: the current position has occurred three times, or some legal move would
@@ -206,7 +227,11 @@ impl Game {
                 return false;
             }
             let next = pos.after(m);
-            window.iter().filter(|p| p.same_repetition_identity(&next)).count() >= 2
+            window
+                .iter()
+                .filter(|p| p.same_repetition_identity(&next))
+                .count()
+                >= 2
         })
     }
 
@@ -229,11 +254,19 @@ impl Game {
 
     /// The moves in SAN, from the start.
     pub fn san_moves(&self) -> Vec<String> {
-        self.moves.iter().zip(&self.positions).map(|(m, p)| p.san(*m)).collect()
+        self.moves
+            .iter()
+            .zip(&self.positions)
+            .map(|(m, p)| p.san(*m))
+            .collect()
     }
 
     /// The moves in the variant's UCI spelling, from the start.
     pub fn uci_moves(&self) -> Vec<String> {
-        self.moves.iter().zip(&self.positions).map(|(m, p)| p.uci(*m)).collect()
+        self.moves
+            .iter()
+            .zip(&self.positions)
+            .map(|(m, p)| p.uci(*m))
+            .collect()
     }
 }

@@ -34,7 +34,11 @@ pub struct PlacedPiece {
 
 impl fmt::Display for PlacedPiece {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the {} {} on {}", self.piece.color, self.piece.role, self.square)
+        write!(
+            f,
+            "the {} {} on {}",
+            self.piece.color, self.piece.role, self.square
+        )
     }
 }
 
@@ -44,7 +48,11 @@ pub enum IllegalMove {
     #[error("there is no piece on {square}")]
     NoPiece { square: Square },
     #[error("{piece} belongs to {owner}, and it is {turn}'s turn")]
-    NotYourPiece { piece: PlacedPiece, owner: Color, turn: Color },
+    NotYourPiece {
+        piece: PlacedPiece,
+        owner: Color,
+        turn: Color,
+    },
     #[error("{piece} cannot move to {to}")]
     CannotMoveThere { piece: PlacedPiece, to: Square },
     #[error("{to} is occupied by your own {role}")]
@@ -62,31 +70,46 @@ pub enum IllegalMove {
     #[error("{color} has no {} castling right", side.name())]
     NoCastlingRight { color: Color, side: CastleSide },
     #[error("castling {}: {square} is occupied by {occupant}", side.name())]
-    CastlingBlocked { side: CastleSide, square: Square, occupant: PlacedPiece },
+    CastlingBlocked {
+        side: CastleSide,
+        square: Square,
+        occupant: PlacedPiece,
+    },
     #[error("cannot castle out of check: {attacker} attacks the king")]
     CastlingOutOfCheck { attacker: PlacedPiece },
     #[error("castling through {square}, which {attacker} attacks")]
-    CastlingThroughCheck { square: Square, attacker: PlacedPiece },
+    CastlingThroughCheck {
+        square: Square,
+        attacker: PlacedPiece,
+    },
     #[error("castling into check on {square}, which {attacker} attacks")]
-    CastlingIntoCheck { square: Square, attacker: PlacedPiece },
+    CastlingIntoCheck {
+        square: Square,
+        attacker: PlacedPiece,
+    },
     #[error("the game is over")]
     GameOver,
 }
 
 impl Position {
     fn placed(&self, square: Square) -> Option<PlacedPiece> {
-        self.piece_at(square).map(|piece| PlacedPiece { piece, square })
+        self.piece_at(square)
+            .map(|piece| PlacedPiece { piece, square })
     }
 
     fn first_attacker(&self, sq: Square, by: Color, occupied: Bitboard) -> Option<PlacedPiece> {
-        self.attackers_with::<Magic>(sq, by, occupied).first().and_then(|s| self.placed(s))
+        self.attackers_with::<Magic>(sq, by, occupied)
+            .first()
+            .and_then(|s| self.placed(s))
     }
 
     /// Whether the piece on `from` could reach `to` by its movement pattern alone
     /// (ignoring whether the own king would be left in check). En passant counts only
     /// where the position has an en passant square.
     pub(crate) fn pattern_reaches(&self, from: Square, to: Square) -> bool {
-        let Some(piece) = self.piece_at(from) else { return false };
+        let Some(piece) = self.piece_at(from) else {
+            return false;
+        };
         let occ = self.occupied();
         if self.by_color(piece.color).contains(to) {
             return false;
@@ -118,11 +141,22 @@ impl Position {
 
     /// Explains why moving the piece on `from` to `to` (promoting to `promotion`) is not
     /// legal. Castling is explained by [`Position::explain_castling`].
-    pub fn explain_illegal(&self, from: Square, to: Square, promotion: Option<Role>) -> IllegalMove {
+    pub fn explain_illegal(
+        &self,
+        from: Square,
+        to: Square,
+        promotion: Option<Role>,
+    ) -> IllegalMove {
         let us = self.turn;
-        let Some(placed) = self.placed(from) else { return IllegalMove::NoPiece { square: from } };
+        let Some(placed) = self.placed(from) else {
+            return IllegalMove::NoPiece { square: from };
+        };
         if placed.piece.color != us {
-            return IllegalMove::NotYourPiece { piece: placed, owner: placed.piece.color, turn: us };
+            return IllegalMove::NotYourPiece {
+                piece: placed,
+                owner: placed.piece.color,
+                turn: us,
+            };
         }
         if let Some(own) = self.piece_at(to).filter(|p| p.color == us) {
             return IllegalMove::OwnPieceOnTarget { to, role: own.role };
@@ -166,12 +200,17 @@ impl Position {
             return Some(IllegalMove::CastlingOutOfCheck { attacker });
         }
         let (king_to, rook_to) = (m.king_to(), m.rook_to());
-        let must_be_empty = (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
-            .without(king)
-            .without(rook);
+        let must_be_empty =
+            (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
+                .without(king)
+                .without(rook);
         if let Some(square) = (must_be_empty & self.occupied()).first() {
             let occupant = self.placed(square).expect("the square is occupied");
-            return Some(IllegalMove::CastlingBlocked { side, square, occupant });
+            return Some(IllegalMove::CastlingBlocked {
+                side,
+                square,
+                occupant,
+            });
         }
         let lifted = self.occupied().without(king).without(rook);
         for square in attacks::between(king, king_to) | king_to {
@@ -194,7 +233,11 @@ pub(crate) fn castling_side_of(pos: &Position, from: Square, to: Square) -> Opti
     if pos.king(us) != from || from.rank() != us.back_rank() || to.rank() != from.rank() {
         return None;
     }
-    let side = if to.file() > from.file() { CastleSide::King } else { CastleSide::Queen };
+    let side = if to.file() > from.file() {
+        CastleSide::King
+    } else {
+        CastleSide::Queen
+    };
     let own_rook = pos.pieces(us, Role::Rook).contains(to);
     let distance = (to.file() as i8 - from.file() as i8).abs();
     (own_rook || distance >= 2).then_some(side)

@@ -44,7 +44,11 @@ impl MoveSink for Counter {
     #[inline(always)]
     fn pawns(&mut self, to: Bitboard, _: i8, batch: PawnBatch) {
         let n = u64::from(to.count());
-        self.0 += if batch == PawnBatch::Promotion { 4 * n } else { n };
+        self.0 += if batch == PawnBatch::Promotion {
+            4 * n
+        } else {
+            n
+        };
     }
     #[inline(always)]
     fn special(&mut self, _: Move) {
@@ -65,7 +69,9 @@ impl MoveSink for MoveList {
             let from = Square::new((t as i8 - delta) as u8);
             match batch {
                 PawnBatch::Normal => self.push(Move::new(Role::Pawn, from, t, MoveKind::Normal)),
-                PawnBatch::DoublePush => self.push(Move::new(Role::Pawn, from, t, MoveKind::DoublePush)),
+                PawnBatch::DoublePush => {
+                    self.push(Move::new(Role::Pawn, from, t, MoveKind::DoublePush))
+                }
                 PawnBatch::Promotion => {
                     for kind in [
                         MoveKind::PromoteQueen,
@@ -262,9 +268,10 @@ fn generate_castling<S: Sliders, K: MoveSink>(pos: &Position, sink: &mut K, king
     for rook in rights {
         let m = Move::new(Role::King, king, rook, MoveKind::Castle);
         let (king_to, rook_to) = (m.king_to(), m.rook_to());
-        let must_be_empty = (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
-            .without(king)
-            .without(rook);
+        let must_be_empty =
+            (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
+                .without(king)
+                .without(rook);
         if (must_be_empty & occ).any() {
             continue;
         }
@@ -272,7 +279,10 @@ fn generate_castling<S: Sliders, K: MoveSink>(pos: &Position, sink: &mut K, king
         // rook lifted (the rook may have been shielding the king's destination).
         let lifted = occ.without(king).without(rook);
         let king_path = attacks::between(king, king_to) | king_to;
-        if king_path.into_iter().all(|sq| !pos.is_attacked_with::<S>(sq, !us, lifted)) {
+        if king_path
+            .into_iter()
+            .all(|sq| !pos.is_attacked_with::<S>(sq, !us, lifted))
+        {
             sink.special(m);
         }
     }

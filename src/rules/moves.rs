@@ -50,7 +50,12 @@ pub struct Move {
 impl Move {
     #[inline(always)]
     pub const fn new(role: Role, from: Square, to: Square, kind: MoveKind) -> Move {
-        Move { from, to, role, kind }
+        Move {
+            from,
+            to,
+            role,
+            kind,
+        }
     }
 
     /// The piece a pawn becomes, if this is a promotion.
@@ -85,7 +90,11 @@ impl Move {
     #[inline(always)]
     pub fn king_to(self) -> Square {
         if self.is_castle() {
-            let file = if self.is_king_side_castle() { File::G } else { File::C };
+            let file = if self.is_king_side_castle() {
+                File::G
+            } else {
+                File::C
+            };
             Square::from_coords(file, self.from.rank())
         } else {
             self.to
@@ -95,7 +104,11 @@ impl Move {
     /// Where the castling rook ends up (f- or d-file), given the move is castling.
     #[inline(always)]
     pub fn rook_to(self) -> Square {
-        let file = if self.is_king_side_castle() { File::F } else { File::D };
+        let file = if self.is_king_side_castle() {
+            File::F
+        } else {
+            File::D
+        };
         Square::from_coords(file, self.from.rank())
     }
 
@@ -130,7 +143,10 @@ pub struct MoveList {
 impl MoveList {
     #[inline(always)]
     pub fn new() -> MoveList {
-        MoveList { len: 0, moves: [MaybeUninit::uninit(); MAX_MOVES] }
+        MoveList {
+            len: 0,
+            moves: [MaybeUninit::uninit(); MAX_MOVES],
+        }
     }
 
     #[inline(always)]

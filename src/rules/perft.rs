@@ -85,7 +85,9 @@ impl<S: Backend> MoveSink for Expand<'_, S> {
             let from = Square::new((t as i8 - delta) as u8);
             match batch {
                 PawnBatch::Normal => self.child(Move::new(Role::Pawn, from, t, MoveKind::Normal)),
-                PawnBatch::DoublePush => self.child(Move::new(Role::Pawn, from, t, MoveKind::DoublePush)),
+                PawnBatch::DoublePush => {
+                    self.child(Move::new(Role::Pawn, from, t, MoveKind::DoublePush))
+                }
                 PawnBatch::Promotion => {
                     for kind in [
                         MoveKind::PromoteQueen,
@@ -107,7 +109,12 @@ impl<S: Backend> MoveSink for Expand<'_, S> {
 
 #[inline(always)]
 fn expand<S: Backend>(pos: &Position, depth: u32) -> u64 {
-    let mut e = Expand::<S> { pos, depth, nodes: 0, _s: std::marker::PhantomData };
+    let mut e = Expand::<S> {
+        pos,
+        depth,
+        nodes: 0,
+        _s: std::marker::PhantomData,
+    };
     generate::<S, _>(pos, &mut e);
     e.nodes
 }
@@ -129,7 +136,11 @@ fn count<S: Backend>(pos: &Position, depth: u32) -> u64 {
 
 /// Counts with a stop flag checked at every node of depth 3 or more (a depth-2 subtree is
 /// at most a few ten thousand leaves: microseconds).
-fn count_stoppable<S: Backend>(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+fn count_stoppable<S: Backend>(
+    pos: &Position,
+    depth: u32,
+    stop: &AtomicBool,
+) -> Result<u64, PerftStopped> {
     if depth < 3 {
         return Ok(count::<S>(pos, depth));
     }
@@ -173,7 +184,9 @@ pub fn perft(pos: &Position, depth: u32) -> u64 {
 /// Perft with nodes per root move, on one thread.
 pub fn perft_divide(pos: &Position, depth: u32) -> Divide {
     let never = AtomicBool::new(false);
-    perft_parallel(pos, depth, 1, true, &never).expect("the stop flag is never raised").divide
+    perft_parallel(pos, depth, 1, true, &never)
+        .expect("the stop flag is never raised")
+        .divide
 }
 
 /// How many threads "all cores" means here.
@@ -191,9 +204,16 @@ pub fn perft_parallel(
     divide: bool,
     stop: &AtomicBool,
 ) -> Result<PerftResult, PerftStopped> {
-    let threads = if threads == 0 { available_threads() } else { threads };
+    let threads = if threads == 0 {
+        available_threads()
+    } else {
+        threads
+    };
     if depth == 0 {
-        return Ok(PerftResult { nodes: 1, divide: Vec::new() });
+        return Ok(PerftResult {
+            nodes: 1,
+            divide: Vec::new(),
+        });
     }
     let root = pos.legal_moves();
     // Tasks: (root index, position to count, depth left).
@@ -215,7 +235,9 @@ pub fn perft_parallel(
     let worker = || {
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((root_index, p, d)) = tasks.get(i) else { break };
+            let Some((root_index, p, d)) = tasks.get(i) else {
+                break;
+            };
             match count_dispatch(p, *d, stop) {
                 Ok(n) => per_root[*root_index].add(n),
                 Err(PerftStopped) => {
@@ -239,7 +261,11 @@ pub fn perft_parallel(
     }
     let counts: Vec<u64> = per_root.iter().map(AtomicU64Cell::get).collect();
     let nodes = counts.iter().sum();
-    let divide = if divide { root.iter().copied().zip(counts).collect() } else { Vec::new() };
+    let divide = if divide {
+        root.iter().copied().zip(counts).collect()
+    } else {
+        Vec::new()
+    };
     Ok(PerftResult { nodes, divide })
 }
 
@@ -257,5 +283,9 @@ impl AtomicU64Cell {
 
 /// Which slider back-end perft uses on this machine, for benchmark reports.
 pub fn backend_name() -> &'static str {
-    if attacks::has_bmi2() { "pext (BMI2)" } else { "magic" }
+    if attacks::has_bmi2() {
+        "pext (BMI2)"
+    } else {
+        "magic"
+    }
 }

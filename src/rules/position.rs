@@ -165,7 +165,11 @@ impl Position {
 
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         let role = self.role_at(sq)?;
-        let color = if self.by_color[0].contains(sq) { Color::White } else { Color::Black };
+        let color = if self.by_color[0].contains(sq) {
+            Color::White
+        } else {
+            Color::Black
+        };
         Some(Piece { color, role })
     }
 
@@ -181,7 +185,12 @@ impl Position {
 
     /// Pieces of `by` that attack `sq`, with the given occupancy.
     #[inline(always)]
-    pub(crate) fn attackers_with<S: Sliders>(&self, sq: Square, by: Color, occupied: Bitboard) -> Bitboard {
+    pub(crate) fn attackers_with<S: Sliders>(
+        &self,
+        sq: Square,
+        by: Color,
+        occupied: Bitboard,
+    ) -> Bitboard {
         let theirs = self.by_color[by.index()];
         let rooks = self.by_role[Role::Rook.index()] | self.by_role[Role::Queen.index()];
         let bishops = self.by_role[Role::Bishop.index()] | self.by_role[Role::Queen.index()];
@@ -195,7 +204,12 @@ impl Position {
 
     /// Whether any piece of `by` attacks `sq` with the given occupancy (early exit).
     #[inline(always)]
-    pub(crate) fn is_attacked_with<S: Sliders>(&self, sq: Square, by: Color, occupied: Bitboard) -> bool {
+    pub(crate) fn is_attacked_with<S: Sliders>(
+        &self,
+        sq: Square,
+        by: Color,
+        occupied: Bitboard,
+    ) -> bool {
         let theirs = self.by_color[by.index()];
         if (attacks::knight_attacks(sq) & self.by_role[Role::Knight.index()] & theirs).any()
             || (attacks::pawn_attacks(!by, sq) & self.by_role[Role::Pawn.index()] & theirs).any()
@@ -264,7 +278,11 @@ impl Position {
     /// Plays `m`, which must be legal here (from this position's generator or parsers).
     /// Returns the memento that [`Position::undo`] needs.
     pub fn play(&mut self, m: Move) -> Undo {
-        debug_assert!(self.legal_moves().contains(&m), "illegal move {m} in {}", self.to_fen());
+        debug_assert!(
+            self.legal_moves().contains(&m),
+            "illegal move {m} in {}",
+            self.to_fen()
+        );
         if attacks::has_bmi2() {
             // SAFETY: BMI2 is present.
             unsafe { self.play_bmi2(m) }
@@ -367,7 +385,11 @@ impl Position {
             MoveKind::EnPassant => {
                 self.remove(us, Role::Pawn, m.to);
                 self.put(us, Role::Pawn, m.from);
-                self.put(them, Role::Pawn, Square::from_coords(m.to.file(), m.from.rank()));
+                self.put(
+                    them,
+                    Role::Pawn,
+                    Square::from_coords(m.to.file(), m.from.rank()),
+                );
             }
             _ => {
                 self.remove(us, m.promotion().unwrap_or(m.role), m.to);
@@ -397,12 +419,19 @@ impl Position {
             return false;
         }
         let captured = ep_captured_square(us, ep);
-        candidates.into_iter().any(|from| self.ep_from_is_legal::<S>(from, ep, captured))
+        candidates
+            .into_iter()
+            .any(|from| self.ep_from_is_legal::<S>(from, ep, captured))
     }
 
     /// Legality of the specific en passant capture `from` x `ep` (captured pawn on `captured`).
     #[inline]
-    pub(crate) fn ep_from_is_legal<S: Sliders>(&self, from: Square, ep: Square, captured: Square) -> bool {
+    pub(crate) fn ep_from_is_legal<S: Sliders>(
+        &self,
+        from: Square,
+        ep: Square,
+        captured: Square,
+    ) -> bool {
         let us = self.turn;
         let them = !us;
         let king = self.king(us);
@@ -413,8 +442,10 @@ impl Position {
         let bishops = (self.by_role[Role::Bishop.index()] | queens) & theirs;
         (S::rook(king, occ) & rooks).is_empty()
             && (S::bishop(king, occ) & bishops).is_empty()
-            && (attacks::knight_attacks(king) & self.by_role[Role::Knight.index()] & theirs).is_empty()
-            && (attacks::pawn_attacks(us, king) & self.by_role[Role::Pawn.index()] & theirs).is_empty()
+            && (attacks::knight_attacks(king) & self.by_role[Role::Knight.index()] & theirs)
+                .is_empty()
+            && (attacks::pawn_attacks(us, king) & self.by_role[Role::Pawn.index()] & theirs)
+                .is_empty()
     }
 
     // ---- whole-position facts --------------------------------------------------------
@@ -445,7 +476,9 @@ impl Position {
     /// bishops all on one colour (each side judged as python-chess and FIDE practice do:
     /// a lone knight or same-coloured bishops cannot even help the opponent self-mate).
     pub fn is_insufficient_material(&self) -> bool {
-        Color::ALL.iter().all(|&c| self.has_insufficient_material(c))
+        Color::ALL
+            .iter()
+            .all(|&c| self.has_insufficient_material(c))
     }
 
     /// `color` cannot checkmate by any sequence of legal moves, by the material rule.
@@ -457,13 +490,16 @@ impl Position {
             return false;
         }
         if (ours & self.by_role(Role::Knight)).any() {
-            return ours.count() <= 2 && (theirs & !self.by_role(Role::King) & !self.by_role(Role::Queen)).is_empty();
+            return ours.count() <= 2
+                && (theirs & !self.by_role(Role::King) & !self.by_role(Role::Queen)).is_empty();
         }
         if (ours & self.by_role(Role::Bishop)).any() {
             let bishops = self.by_role(Role::Bishop);
-            let same_colour =
-                (bishops & Bitboard::DARK_SQUARES).is_empty() || (bishops & Bitboard::LIGHT_SQUARES).is_empty();
-            return same_colour && self.by_role(Role::Pawn).is_empty() && self.by_role(Role::Knight).is_empty();
+            let same_colour = (bishops & Bitboard::DARK_SQUARES).is_empty()
+                || (bishops & Bitboard::LIGHT_SQUARES).is_empty();
+            return same_colour
+                && self.by_role(Role::Pawn).is_empty()
+                && self.by_role(Role::Knight).is_empty();
         }
         true
     }

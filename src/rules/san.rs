@@ -17,7 +17,10 @@ pub enum SanError {
     #[error("'{text}' is not SAN: {why}")]
     Syntax { text: String, why: &'static str },
     #[error("ambiguous move {text}: it could be {}", candidates.join(" or "))]
-    Ambiguous { text: String, candidates: Vec<String> },
+    Ambiguous {
+        text: String,
+        candidates: Vec<String>,
+    },
     #[error("illegal move {text}: {reason}")]
     Illegal { text: String, reason: IllegalMove },
 }
@@ -26,7 +29,13 @@ pub enum SanError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SanText {
     Castle(CastleSide),
-    Normal { role: Role, file: Option<File>, rank: Option<Rank>, to: Square, promotion: Option<Role> },
+    Normal {
+        role: Role,
+        file: Option<File>,
+        rank: Option<Rank>,
+        to: Square,
+        promotion: Option<Role>,
+    },
 }
 
 fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
@@ -60,7 +69,10 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
     let mut promotion = None;
     if let Some((&last, rest)) = s.split_last() {
         if let Some(p) = Role::from_char(last as char).filter(|_| !last.is_ascii_digit()) {
-            if last.is_ascii_uppercase() || rest.last() == Some(&b'=') || rest.last().is_some_and(u8::is_ascii_digit) {
+            if last.is_ascii_uppercase()
+                || rest.last() == Some(&b'=')
+                || rest.last().is_some_and(u8::is_ascii_digit)
+            {
                 if !matches!(p, Role::Queen | Role::Rook | Role::Bishop | Role::Knight) {
                     return Err("a pawn promotes to Q, R, B or N");
                 }
@@ -76,7 +88,10 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
         return Err("no destination square");
     }
     let (head, dest) = s.split_at(s.len() - 2);
-    let to = std::str::from_utf8(dest).ok().and_then(Square::parse).ok_or("no destination square")?;
+    let to = std::str::from_utf8(dest)
+        .ok()
+        .and_then(Square::parse)
+        .ok_or("no destination square")?;
     let head = match head.last() {
         Some(b'x' | b':') => &head[..head.len() - 1],
         _ => head,
@@ -92,7 +107,13 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
     if promotion.is_some() && role != Role::Pawn {
         return Err("only pawns promote");
     }
-    Ok(SanText::Normal { role, file, rank, to, promotion })
+    Ok(SanText::Normal {
+        role,
+        file,
+        rank,
+        to,
+        promotion,
+    })
 }
 
 impl Position {
@@ -109,7 +130,11 @@ impl Position {
     /// SAN without the check suffix.
     pub fn san_without_suffix(&self, m: Move) -> String {
         if m.is_castle() {
-            return if m.is_king_side_castle() { "O-O".into() } else { "O-O-O".into() };
+            return if m.is_king_side_castle() {
+                "O-O".into()
+            } else {
+                "O-O-O".into()
+            };
         }
         let mut san = String::with_capacity(8);
         let capture = self.is_capture(m);
@@ -150,20 +175,48 @@ impl Position {
 
     /// Parses SAN into a legal move of this position.
     pub fn parse_san(&self, text: &str) -> Result<Move, SanError> {
-        let parsed = parse_syntax(text).map_err(|why| SanError::Syntax { text: text.chars().take(24).collect(), why })?;
-        let illegal = |reason| SanError::Illegal { text: text.to_string(), reason };
+        let parsed = parse_syntax(text).map_err(|why| SanError::Syntax {
+            text: text.chars().take(24).collect(),
+            why,
+        })?;
+        let illegal = |reason| SanError::Illegal {
+            text: text.to_string(),
+            reason,
+        };
         let legal = self.legal_moves();
         match parsed {
             SanText::Castle(side) => legal
                 .iter()
                 .find(|m| m.is_castle() && m.is_king_side_castle() == (side == CastleSide::King))
                 .copied()
-                .ok_or_else(|| illegal(self.explain_castling(side).unwrap_or(IllegalMove::NoCastlingRight { color: self.turn(), side }))),
-            SanText::Normal { role, file, rank, to, promotion } => {
-                let fits = |from: Square| file.is_none_or(|f| from.file() == f) && rank.is_none_or(|r| from.rank() == r);
+                .ok_or_else(|| {
+                    illegal(
+                        self.explain_castling(side)
+                            .unwrap_or(IllegalMove::NoCastlingRight {
+                                color: self.turn(),
+                                side,
+                            }),
+                    )
+                }),
+            SanText::Normal {
+                role,
+                file,
+                rank,
+                to,
+                promotion,
+            } => {
+                let fits = |from: Square| {
+                    file.is_none_or(|f| from.file() == f) && rank.is_none_or(|r| from.rank() == r)
+                };
                 let candidates: Vec<Move> = legal
                     .iter()
-                    .filter(|m| !m.is_castle() && m.role == role && m.to == to && fits(m.from) && m.promotion() == promotion)
+                    .filter(|m| {
+                        !m.is_castle()
+                            && m.role == role
+                            && m.to == to
+                            && fits(m.from)
+                            && m.promotion() == promotion
+                    })
                     .copied()
                     .collect();
                 match candidates.as_slice() {
@@ -178,9 +231,18 @@ impl Position {
         }
     }
 
-    fn explain_san(&self, role: Role, to: Square, promotion: Option<Role>, fits: &dyn Fn(Square) -> bool) -> IllegalMove {
+    fn explain_san(
+        &self,
+        role: Role,
+        to: Square,
+        promotion: Option<Role>,
+        fits: &dyn Fn(Square) -> bool,
+    ) -> IllegalMove {
         let ours = self.pieces(self.turn(), role);
-        let reaching: Vec<Square> = ours.into_iter().filter(|&from| fits(from) && self.pattern_reaches(from, to)).collect();
+        let reaching: Vec<Square> = ours
+            .into_iter()
+            .filter(|&from| fits(from) && self.pattern_reaches(from, to))
+            .collect();
         match reaching.first() {
             Some(&from) => self.explain_illegal(from, to, promotion),
             None => IllegalMove::NoPieceReaches { role, to },

@@ -86,7 +86,16 @@ pub enum File {
 }
 
 impl File {
-    pub const ALL: [File; 8] = [File::A, File::B, File::C, File::D, File::E, File::F, File::G, File::H];
+    pub const ALL: [File; 8] = [
+        File::A,
+        File::B,
+        File::C,
+        File::D,
+        File::E,
+        File::F,
+        File::G,
+        File::H,
+    ];
 
     #[inline(always)]
     pub const fn index(self) -> usize {
@@ -197,7 +206,11 @@ impl Square {
     }
 
     pub const fn from_index(index: usize) -> Option<Square> {
-        if index < 64 { Some(Square::new(index as u8)) } else { None }
+        if index < 64 {
+            Some(Square::new(index as u8))
+        } else {
+            None
+        }
     }
 
     #[inline(always)]
@@ -224,7 +237,11 @@ impl Square {
     #[inline(always)]
     pub const fn offset(self, delta: i8) -> Option<Square> {
         let i = self as i8 + delta;
-        if i >= 0 && i < 64 { Some(Square::new(i as u8)) } else { None }
+        if i >= 0 && i < 64 {
+            Some(Square::new(i as u8))
+        } else {
+            None
+        }
     }
 
     /// The same square seen from the other side (a1 <-> a8).

@@ -28,15 +28,22 @@ pub struct UciText {
 impl UciText {
     /// Parses the syntax only: two squares and an optional promotion letter.
     pub fn parse(text: &str) -> Result<UciText, UciError> {
-        let syntax = |why| UciError::Syntax { text: text.chars().take(16).collect(), why };
+        let syntax = |why| UciError::Syntax {
+            text: text.chars().take(16).collect(),
+            why,
+        };
         if text == "0000" {
             return Err(syntax("null moves are not moves in a game"));
         }
         if !text.is_ascii() || !(4..=5).contains(&text.len()) {
-            return Err(syntax("expected 4 or 5 characters: from square, to square, optional promotion (e2e4, e7e8q)"));
+            return Err(syntax(
+                "expected 4 or 5 characters: from square, to square, optional promotion (e2e4, e7e8q)",
+            ));
         }
-        let from = Square::parse(&text[0..2]).ok_or_else(|| syntax("the first two characters are not a square"))?;
-        let to = Square::parse(&text[2..4]).ok_or_else(|| syntax("characters 3 and 4 are not a square"))?;
+        let from = Square::parse(&text[0..2])
+            .ok_or_else(|| syntax("the first two characters are not a square"))?;
+        let to = Square::parse(&text[2..4])
+            .ok_or_else(|| syntax("characters 3 and 4 are not a square"))?;
         let promotion = match text.as_bytes().get(4) {
             None => None,
             Some(&c) => match Role::from_char(c as char) {
@@ -47,7 +54,11 @@ impl UciText {
         if from == to {
             return Err(syntax("from and to are the same square"));
         }
-        Ok(UciText { from, to, promotion })
+        Ok(UciText {
+            from,
+            to,
+            promotion,
+        })
     }
 
     /// Whether a string has UCI shape (used to route text between UCI and SAN).
@@ -77,18 +88,23 @@ impl Position {
     /// Parses UCI text into a legal move of this position.
     pub fn parse_uci(&self, text: &str) -> Result<Move, UciError> {
         let uci = UciText::parse(text)?;
-        self.resolve_uci(uci).map_err(|reason| UciError::Illegal { text: text.to_string(), reason })
+        self.resolve_uci(uci).map_err(|reason| UciError::Illegal {
+            text: text.to_string(),
+            reason,
+        })
     }
 
     fn resolve_uci(&self, uci: UciText) -> Result<Move, IllegalMove> {
         let legal = self.legal_moves();
         // A literal move first: in Chess960 `f1g1` is a king step when one is legal.
-        if let Some(m) =
-            legal.iter().find(|m| !m.is_castle() && m.from == uci.from && m.to == uci.to && m.promotion() == uci.promotion)
-        {
+        if let Some(m) = legal.iter().find(|m| {
+            !m.is_castle() && m.from == uci.from && m.to == uci.to && m.promotion() == uci.promotion
+        }) {
             return Ok(*m);
         }
-        if let Some(side) = castling_side_of(self, uci.from, uci.to).filter(|_| uci.promotion.is_none()) {
+        if let Some(side) =
+            castling_side_of(self, uci.from, uci.to).filter(|_| uci.promotion.is_none())
+        {
             let castle = legal.iter().find(|m| {
                 m.is_castle()
                     && m.from == uci.from
@@ -103,7 +119,9 @@ impl Position {
             let own_rook = self.pieces(self.turn(), Role::Rook).contains(uci.to);
             let castling_square = self
                 .castling_rook(self.turn(), side == CastleSide::King)
-                .map(|rook| Move::new(Role::King, uci.from, rook, super::moves::MoveKind::Castle).king_to());
+                .map(|rook| {
+                    Move::new(Role::King, uci.from, rook, super::moves::MoveKind::Castle).king_to()
+                });
             if own_rook || castling_square == Some(uci.to) || castling_square.is_none() {
                 if let Some(reason) = self.explain_castling(side) {
                     return Err(reason);

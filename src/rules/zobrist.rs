@@ -48,7 +48,12 @@ const KEYS: Keys = {
         f += 1;
     }
     let black_to_move = splitmix(&mut state);
-    Keys { pieces, castling, en_passant, black_to_move }
+    Keys {
+        pieces,
+        castling,
+        en_passant,
+        black_to_move,
+    }
 };
 
 static TABLE: Keys = KEYS;

@@ -10,10 +10,10 @@
 //! - `load` replays every move through the rules; a record that fails its checksum or its
 //!   replay is [`StoreError::DataLoss`] for that game alone.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::collections::HashMap;
 
 use crate::rules::{Game, Variant};
 
@@ -104,15 +104,29 @@ impl GameStore for MemoryStore {
     fn create(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
         if games.contains_key(&meta.id) {
-            return Err(StoreError::AlreadyExists { id: meta.id.clone() });
+            return Err(StoreError::AlreadyExists {
+                id: meta.id.clone(),
+            });
         }
-        games.insert(meta.id.clone(), LoadedGame { meta: meta.clone(), game: game.clone() });
+        games.insert(
+            meta.id.clone(),
+            LoadedGame {
+                meta: meta.clone(),
+                game: game.clone(),
+            },
+        );
         Ok(Durable::ready())
     }
 
     fn save(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        games.insert(meta.id.clone(), LoadedGame { meta: meta.clone(), game: game.clone() });
+        games.insert(
+            meta.id.clone(),
+            LoadedGame {
+                meta: meta.clone(),
+                game: game.clone(),
+            },
+        );
         Ok(Durable::ready())
     }
 
