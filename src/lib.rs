@@ -12,3 +12,6 @@ pub mod pb {
     /// The encoded descriptor set of `chess.v1`, served by server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chess_descriptor");
 }
+
+pub mod games;
+pub mod service;
