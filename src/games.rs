@@ -514,4 +514,68 @@ mod tests {
         assert_eq!(err.reason(), "STORE_FAILURE");
         assert_eq!(registry.read("f", |e| e.game().ply()).await.unwrap(), 0);
     }
+
+    /// A store with one damaged record.
+    struct DamagedStore(MemoryStore);
+
+    impl GameStore for DamagedStore {
+        fn create(
+            &self,
+            meta: &GameMeta,
+            game: &Game,
+        ) -> Result<crate::store::Durable, StoreError> {
+            self.0.create(meta, game)
+        }
+        fn save(&self, meta: &GameMeta, game: &Game) -> Result<crate::store::Durable, StoreError> {
+            self.0.save(meta, game)
+        }
+        fn load(&self, id: &str) -> Result<Option<crate::store::LoadedGame>, StoreError> {
+            if id == "damaged" {
+                return Err(StoreError::DataLoss {
+                    id: id.into(),
+                    reason: "checksum mismatch".into(),
+                });
+            }
+            self.0.load(id)
+        }
+        fn flush(&self) -> Result<(), StoreError> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_damaged_record_is_data_loss_for_that_game_only() {
+        let registry = Arc::new(Registry::new(Arc::new(DamagedStore(MemoryStore::new())), 8));
+        registry
+            .create(
+                meta("fine"),
+                Game::new(Position::new()),
+                StartRequest::Named,
+                |_| true,
+            )
+            .await
+            .unwrap();
+        let err = registry
+            .read("damaged", |_| ())
+            .await
+            .expect_err("the record is damaged");
+        assert_eq!(
+            (err.code(), err.reason()),
+            (tonic::Code::DataLoss, "DATA_LOSS")
+        );
+        let err = play(&registry, "damaged", "e2e4")
+            .await
+            .expect_err("no play on a damaged game");
+        assert_eq!(err.reason(), "DATA_LOSS");
+        let created = registry
+            .create(
+                meta("damaged"),
+                Game::new(Position::new()),
+                StartRequest::Named,
+                |_| true,
+            )
+            .await;
+        assert_eq!(created.expect_err("not overwritten").reason(), "DATA_LOSS");
+        assert_eq!(play(&registry, "fine", "e2e4").await.unwrap(), 1);
+    }
 }

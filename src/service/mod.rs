@@ -167,32 +167,29 @@ impl ChessService {
         self.registry
             .update(req.game_id, move |e| {
                 let ply = e.game().ply();
-                if let Some(expected) = expected {
-                    if expected as usize != ply {
-                        // A retry of the move already played at `expected` succeeds
-                        // without playing anything.
-                        let retry = (expected as usize) < ply;
-                        let earlier = e
-                            .game()
-                            .position_at(expected as usize)
-                            .copied()
-                            .filter(|_| retry);
-                        if let Some(pos) = earlier {
-                            let played = e.game().moves()[expected as usize];
-                            if pos.parse_move(&text).is_ok_and(|m| m == played) {
-                                let mv = move_to_pb(&pos, played);
-                                return Ok(Outcome {
-                                    value: (e.view(), mv),
-                                    changed: false,
-                                });
-                            }
-                        }
-                        return Err(ServiceError::PlyMismatch {
-                            id,
-                            expected,
-                            current: ply_u32(ply),
+                if let Some(expected) = expected.filter(|&x| x as usize != ply) {
+                    // A retry of the move already played at `expected` succeeds without
+                    // playing anything.
+                    let at = expected as usize;
+                    let game = e.game();
+                    let earlier = game
+                        .position_at(at)
+                        .copied()
+                        .zip(game.moves().get(at).copied());
+                    if let Some((pos, played)) = earlier
+                        && pos.parse_move(&text).is_ok_and(|m| m == played)
+                    {
+                        let mv = move_to_pb(&pos, played);
+                        return Ok(Outcome {
+                            value: (e.view(), mv),
+                            changed: false,
                         });
                     }
+                    return Err(ServiceError::PlyMismatch {
+                        id,
+                        expected,
+                        current: ply_u32(ply),
+                    });
                 }
                 let before = *e.game().position();
                 let m = match e.game_mut().play_text(&text) {
@@ -275,7 +272,14 @@ impl ChessService {
         }
     }
 
-    async fn perft(&self, req: pb::PerftRequest) -> Result<pb::PerftResponse, ServiceError> {
+    /// Perft handles its own deadline (rather than the generic one in [`Self::call`]): at
+    /// the deadline it raises the stop flag and waits for the count to stop, so when the
+    /// caller reads DEADLINE_EXCEEDED the cores and the perft slot are already free.
+    async fn perft(
+        &self,
+        req: pb::PerftRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::PerftResponse, ServiceError> {
         let variant = variant_from_pb(req.variant, "variant")?;
         if req.depth > self.perft.max_depth {
             return Err(ServiceError::DepthTooLarge {
@@ -304,12 +308,23 @@ impl ChessService {
         // count checks it at every node of depth 3 or more, so it stops in microseconds.
         let _raise = RaiseOnDrop(stop.clone());
         let (depth, divide) = (req.depth, req.divide);
-        let task = tokio::task::spawn_blocking(move || {
+        let flag = stop.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
             let _permit = permit; // held while computing, released when the count stops
-            rules::perft_parallel(&pos, depth, threads, divide, &stop).map(|r| (pos, r))
+            rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
         });
-        let (pos, result) = task
-            .await
+        let joined = match deadline {
+            None => task.await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = task.await;
+                    return Err(ServiceError::DeadlineExceeded { method: "Perft" });
+                }
+            },
+        };
+        let (pos, result) = joined
             .map_err(|e| ServiceError::Internal(format!("perft task: {e}")))?
             .map_err(|_| ServiceError::Cancelled)?;
         let mut divide: Vec<pb::PerftDivide> = result
@@ -349,13 +364,14 @@ fn new_game_id() -> Result<String, ServiceError> {
     Ok(convert::base64url(&bytes))
 }
 
-/// The call's deadline from its `grpc-timeout` header. Set a little before tonic's own
-/// timer for the same header (which answers CANCELLED), so the caller gets
-/// DEADLINE_EXCEEDED from us.
+/// The call's deadline from its `grpc-timeout` header, set a little early (a tenth of
+/// the timeout, at most 20 ms): tonic's own timers for the same header, on the server
+/// and in tonic clients, report CANCELLED ("Timeout expired"), so our DEADLINE_EXCEEDED
+/// must be sent, and arrive, before they fire, even on a busy machine.
 fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
     let value = request.metadata().get("grpc-timeout")?.to_str().ok()?;
     let timeout = parse_grpc_timeout(value)?;
-    let margin = (timeout / 10).min(Duration::from_millis(5));
+    let margin = (timeout / 10).min(Duration::from_millis(20));
     Some(Instant::now() + timeout - margin)
 }
 
@@ -552,7 +568,8 @@ impl pb::chess_service_server::ChessService for ChessService {
     ) -> Result<Response<pb::PerftResponse>, tonic::Status> {
         let deadline = deadline_of(&request);
         let req = request.into_inner();
-        self.call("Perft", "", deadline, self.perft(req)).await
+        self.call("Perft", "", None, self.perft(req, deadline))
+            .await
     }
 }
 
