@@ -21,24 +21,28 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::pb;
-use crate::rules::Game;
+use crate::rules::{Game, PlayError};
 use crate::service::ServiceError;
 use crate::service::convert;
 use crate::store::{GameMeta, GameStore, StoreError};
 
-/// A loaded game and the API views of it computed since its last change.
+/// A loaded game, the SAN of its moves (kept move by move, so no call recomputes the
+/// whole list), and the API views of it computed since its last change.
 pub struct GameEntry {
     meta: GameMeta,
     game: Game,
+    san: Vec<String>,
     view: Option<pb::Game>,
     legal: Option<pb::LegalMovesResponse>,
 }
 
 impl GameEntry {
     pub fn new(meta: GameMeta, game: Game) -> GameEntry {
+        let san = game.san_moves();
         GameEntry {
             meta,
             game,
+            san,
             view: None,
             legal: None,
         }
@@ -52,17 +56,29 @@ impl GameEntry {
         &self.game
     }
 
-    /// The game, for a change: the cached views are dropped first, so a view is never
-    /// older than the game it describes.
-    pub fn game_mut(&mut self) -> &mut Game {
+    /// Plays a move given as UCI or SAN; returns it as the API describes it.
+    pub fn play_text(&mut self, text: &str) -> Result<pb::Move, PlayError> {
+        let before = *self.game.position();
+        let m = self.game.play_text(text)?;
+        let mv = convert::move_to_pb(&before, m);
+        self.san.push(mv.san.clone());
         self.changed();
-        &mut self.game
+        Ok(mv)
+    }
+
+    /// Takes back the last move; returns it as the API describes it (in the position
+    /// before it). `None` at the start.
+    pub fn undo(&mut self) -> Option<pb::Move> {
+        let m = self.game.undo()?;
+        self.san.pop();
+        self.changed();
+        Some(convert::move_to_pb(self.game.position(), m))
     }
 
     /// The game as the API shows it (computed once per state, then cloned).
     pub fn view(&mut self) -> pb::Game {
         if self.view.is_none() {
-            self.view = Some(convert::game_to_pb(&self.meta, &self.game));
+            self.view = Some(convert::game_to_pb(&self.meta, &self.game, &self.san));
         }
         self.view.clone().unwrap_or_default()
     }
@@ -358,13 +374,7 @@ mod tests {
     ) -> Result<usize, ServiceError> {
         registry
             .update(id.to_string(), move |e| {
-                let m = e
-                    .game()
-                    .position()
-                    .parse_move(uci)
-                    .map_err(ServiceError::from_move_text)?;
-                e.game_mut()
-                    .play(m)
+                e.play_text(uci)
                     .map_err(|err| ServiceError::Internal(err.to_string()))?;
                 Ok(Outcome {
                     value: e.game().ply(),

@@ -72,8 +72,9 @@ struct Args {
     /// The RPC to send.
     #[arg(long, value_enum, default_value_t = Rpc::LegalMovesGame)]
     rpc: Rpc,
-    /// HTTP/2 connections shared by the callers (0: one per 16 callers, at least one).
-    #[arg(long, default_value_t = 0)]
+    /// HTTP/2 connections shared by the callers (a tonic `Channel` each); one is how a
+    /// backend usually talks to one server.
+    #[arg(long, default_value_t = 1)]
     connections: usize,
     /// The position for LegalMoves by FEN (default: a middlegame with 48 legal moves).
     #[arg(

@@ -2,10 +2,11 @@
 //! (or a [`ServiceError`] naming the field), and rules types become `chess.v1` messages.
 
 use crate::pb;
-use crate::rules::{Color, Game, Move, MoveTextError, Position, Status, Variant, pgn};
+use crate::rules::{Color, Game, Move, MoveTextError, Position, Status, Variant};
 use crate::store::{GameMeta, Start};
 
 use super::error::ServiceError;
+use super::notation;
 
 /// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
 /// short enough to keep keys and log lines small.
@@ -102,10 +103,15 @@ pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// Describes a legal move of `pos`. Check and mate come from the SAN suffix the rules
-/// engine writes (`+`, `#`), so the position after the move is searched only once.
+/// Describes a legal move of `pos`.
 pub fn move_to_pb(pos: &Position, m: Move) -> pb::Move {
-    let san = pos.san(m);
+    move_with_san(pos, m, pos.san(m))
+}
+
+/// Describes a legal move of `pos` whose SAN is known. Check and mate come from the SAN
+/// suffix the rules engine writes (`+`, `#`), so the position after the move is not
+/// searched again.
+fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
     let checkmate = san.ends_with('#');
     let check = checkmate || san.ends_with('+');
     pb::Move {
@@ -125,9 +131,15 @@ pub fn move_to_pb(pos: &Position, m: Move) -> pb::Move {
     }
 }
 
-/// Describes a list of legal moves of `pos`, sorted by UCI text for stable output.
-pub fn moves_to_pb(pos: &Position, moves: &[Move]) -> Vec<pb::Move> {
-    let mut out: Vec<pb::Move> = moves.iter().map(|&m| move_to_pb(pos, m)).collect();
+/// Describes all legal moves of `pos` (`legal` must be the complete list), sorted by UCI
+/// text for stable output.
+pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
+    let sans = notation::san_all(pos, legal);
+    let mut out: Vec<pb::Move> = legal
+        .iter()
+        .zip(sans)
+        .map(|(&m, san)| move_with_san(pos, m, san))
+        .collect();
     out.sort_unstable_by(|a, b| a.uci.cmp(&b.uci));
     out
 }
@@ -163,8 +175,8 @@ pub fn ply_u32(ply: usize) -> u32 {
     u32::try_from(ply).unwrap_or(u32::MAX)
 }
 
-/// The whole game as the API shows it.
-pub fn game_to_pb(meta: &GameMeta, game: &Game) -> pb::Game {
+/// The whole game as the API shows it; `san` holds the SAN of each move played.
+pub fn game_to_pb(meta: &GameMeta, game: &Game, san: &[String]) -> pb::Game {
     let pos = game.position();
     let status = game.status();
     pb::Game {
@@ -173,7 +185,7 @@ pub fn game_to_pb(meta: &GameMeta, game: &Game) -> pb::Game {
         initial_fen: game.start().to_fen(),
         fen: pos.to_fen(),
         moves: game.uci_moves(),
-        san_moves: game.san_moves(),
+        san_moves: san.to_vec(),
         ply: ply_u32(game.ply()),
         side_to_move: color_to_pb(pos.turn()) as i32,
         in_check: pos.is_check(),
@@ -181,7 +193,7 @@ pub fn game_to_pb(meta: &GameMeta, game: &Game) -> pb::Game {
         winner: status.winner().map_or(pb::Color::Unspecified, color_to_pb) as i32,
         can_claim_threefold: game.can_claim_threefold(),
         can_claim_fifty_moves: game.can_claim_fifty_moves(),
-        pgn: pgn::to_pgn(game),
+        pgn: notation::pgn_with_san(game, san),
         chess960_position: match meta.start {
             Start::Chess960(n) => Some(n),
             _ => None,

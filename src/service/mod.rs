@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod error;
+pub mod notation;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -191,9 +192,8 @@ impl ChessService {
                         current: ply_u32(ply),
                     });
                 }
-                let before = *e.game().position();
-                let m = match e.game_mut().play_text(&text) {
-                    Ok(m) => m,
+                let mv = match e.play_text(&text) {
+                    Ok(mv) => mv,
                     Err(PlayError::GameOver(status)) => {
                         return Err(ServiceError::GameOver { id, status });
                     }
@@ -204,7 +204,6 @@ impl ChessService {
                         )));
                     }
                 };
-                let mv = move_to_pb(&before, m);
                 Ok(Outcome {
                     value: (e.view(), mv),
                     changed: true,
@@ -231,10 +230,9 @@ impl ChessService {
                         current: ply_u32(ply),
                     });
                 }
-                let Some(m) = e.game_mut().undo() else {
+                let Some(mv) = e.undo() else {
                     return Err(ServiceError::NothingToUndo { id });
                 };
-                let mv = move_to_pb(e.game().position(), m);
                 Ok(Outcome {
                     value: (e.view(), mv),
                     changed: true,
