@@ -86,6 +86,10 @@ struct Args {
     /// concurrencies and print a Markdown table, e.g. `1,16,64`.
     #[arg(long, value_delimiter = ',')]
     matrix: Vec<usize>,
+    /// With --matrix: run the whole matrix this many times, interleaved, and report the
+    /// median of each cell (these machines are noisy).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 /// One run's numbers.
@@ -375,34 +379,72 @@ async fn main_async(args: Args) -> Result<(), String> {
         Rpc::LegalMovesFen,
         Rpc::Play,
     ];
-    let mut rows = Vec::new();
-    for &concurrency in &args.matrix {
-        for rpc in kinds {
-            let report = run(&args, rpc, concurrency).await?;
-            eprintln!("{}", report.line());
-            rows.push(report);
+    // runs[cell] holds every repetition of that (concurrency, rpc) cell.
+    let mut runs: Vec<Vec<Report>> = Vec::new();
+    for round in 0..args.repeat.max(1) {
+        let mut cell = 0;
+        for &concurrency in &args.matrix {
+            for rpc in kinds {
+                let report = run(&args, rpc, concurrency).await?;
+                eprintln!("round={round} {} loadavg={}", report.line(), loadavg());
+                if runs.len() <= cell {
+                    runs.push(Vec::new());
+                }
+                runs[cell].push(report);
+                cell += 1;
+            }
         }
     }
-    println!("| clients | RPC | req/s | p50 ms | p99 ms | p99.9 ms | errors | vs. health |");
+    let median = |mut v: Vec<f64>| -> f64 {
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[v.len() / 2]
+        }
+    };
+    // The health ceiling of each round, for the per-round ratio.
+    let health_of = |concurrency: usize, round: usize| -> f64 {
+        runs.iter()
+            .flatten()
+            .filter(|r| r.rpc == Rpc::Health && r.concurrency == concurrency)
+            .nth(round)
+            .map_or(f64::NAN, Report::throughput)
+    };
+    println!(
+        "| clients | RPC | req/s (median of {}) | p50 ms | p99 ms | p99.9 ms | errors | vs. health (median of per-round ratios) |",
+        args.repeat.max(1)
+    );
     println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for row in &rows {
-        let ceiling = rows
-            .iter()
-            .find(|r| r.rpc == Rpc::Health && r.concurrency == row.concurrency)
-            .map_or(f64::NAN, Report::throughput);
+    for cell in &runs {
+        let Some(first) = cell.first() else { continue };
+        let ratio = median(
+            cell.iter()
+                .enumerate()
+                .map(|(round, r)| r.throughput() / health_of(r.concurrency, round))
+                .collect(),
+        );
         println!(
             "| {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2}x |",
-            row.concurrency,
-            row.rpc.name(),
-            row.throughput(),
-            row.percentile_ms(50.0),
-            row.percentile_ms(99.0),
-            row.percentile_ms(99.9),
-            row.errors,
-            row.throughput() / ceiling
+            first.concurrency,
+            first.rpc.name(),
+            median(cell.iter().map(Report::throughput).collect()),
+            median(cell.iter().map(|r| r.percentile_ms(50.0)).collect()),
+            median(cell.iter().map(|r| r.percentile_ms(99.0)).collect()),
+            median(cell.iter().map(|r| r.percentile_ms(99.9)).collect()),
+            cell.iter().map(|r| r.errors).sum::<u64>(),
+            ratio
         );
     }
     Ok(())
+}
+
+/// The 1-minute load average, to show how busy the (shared) machine was.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn main() -> ExitCode {
