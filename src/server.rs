@@ -63,7 +63,7 @@ pub struct Config {
     /// The deepest Perft accepted.
     #[arg(long, env = "CHESS_PERFT_MAX_DEPTH", default_value_t = 10)]
     pub perft_max_depth: u32,
-    /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED.
+    /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED (0 turns Perft off).
     #[arg(long, env = "CHESS_PERFT_MAX_CONCURRENT", default_value_t = 2)]
     pub perft_max_concurrent: usize,
     /// Largest request message accepted, in bytes.
