@@ -91,6 +91,8 @@ pub enum ServerError {
     Reflection(String),
     #[error("the gRPC server failed: {0}")]
     Transport(String),
+    #[error("cannot start worker threads: {0}")]
+    Threads(std::io::Error),
 }
 
 /// Sets up logging to stdout: `RUST_LOG` levels (default `info`), text or JSON lines.
@@ -158,7 +160,8 @@ pub async fn serve(
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
     };
-    let service = ChessService::new(registry, limits);
+    let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let service = ChessService::new(registry, limits, cpu_threads).map_err(ServerError::Threads)?;
     let in_flight = service.in_flight();
     let chess =
         ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);

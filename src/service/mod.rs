@@ -3,6 +3,7 @@
 //! call with its method, game, status code and latency.
 
 pub mod convert;
+pub mod cpu_pool;
 pub mod error;
 pub mod notation;
 
@@ -39,19 +40,27 @@ pub struct PerftLimits {
 /// The service: a registry of games plus the stateless calls.
 pub struct ChessService {
     registry: Arc<Registry>,
+    cpu: cpu_pool::CpuPool,
     perft: PerftLimits,
     perft_slots: Arc<Semaphore>,
     in_flight: Arc<AtomicUsize>,
 }
 
 impl ChessService {
-    pub fn new(registry: Arc<Registry>, perft: PerftLimits) -> ChessService {
-        ChessService {
+    /// The service over `registry`, with a pool of `cpu_threads` threads for short CPU
+    /// work (LegalMoves by FEN).
+    pub fn new(
+        registry: Arc<Registry>,
+        perft: PerftLimits,
+        cpu_threads: usize,
+    ) -> std::io::Result<ChessService> {
+        Ok(ChessService {
             registry,
+            cpu: cpu_pool::CpuPool::new(cpu_threads)?,
             perft,
             perft_slots: Arc::new(Semaphore::new(perft.max_concurrent)),
             in_flight: Arc::new(AtomicUsize::new(0)),
-        }
+        })
     }
 
     /// Calls of this service running now: shutdown waits for them to reach zero.
@@ -257,11 +266,13 @@ impl ChessService {
             Some(RequestedPosition::Fen(fen)) => {
                 let variant = variant_from_pb(req.variant, "variant")?;
                 // Parsing and generating are CPU work: keep them off the async workers.
-                tokio::task::spawn_blocking(move || {
-                    parse_fen("fen", &fen, variant).map(|pos| convert::position_legal_moves(&pos))
-                })
-                .await
-                .map_err(|e| ServiceError::Internal(format!("legal moves task: {e}")))?
+                self.cpu
+                    .run(move || {
+                        parse_fen("fen", &fen, variant)
+                            .map(|pos| convert::position_legal_moves(&pos))
+                    })
+                    .await
+                    .map_err(|e| ServiceError::Internal(format!("legal moves by FEN: {e}")))?
             }
             None => Err(ServiceError::MissingField {
                 field: "position",
