@@ -94,8 +94,10 @@ impl Server {
     /// Sends SIGTERM and waits (at most `limit`) for the process to exit.
     pub fn terminate(&mut self, limit: Duration) -> Option<(ExitStatus, Duration)> {
         let start = Instant::now();
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+        // The shell's own `kill`, so no procps package is needed.
+        let sent = Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -TERM {}", self.child.id()))
             .status();
         assert!(sent.is_ok_and(|s| s.success()), "kill -TERM works");
         while start.elapsed() < limit {
