@@ -1,5 +1,18 @@
 //! An authoritative chess rules service: the rules engine ([`rules`]), the game store
-//! ([`store`]) and, on top of them, the gRPC service.
+//! ([`store`]) and, on top of them, the gRPC service ([`service`], [`server`]).
 
 pub mod rules;
 pub mod store;
+
+/// The generated `chess.v1` protobuf messages, client and server.
+pub mod pb {
+    #![allow(missing_docs)]
+    tonic::include_proto!("chess.v1");
+
+    /// The encoded descriptor set of `chess.v1`, served by server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chess_descriptor");
+}
+
+pub mod games;
+pub mod server;
+pub mod service;

@@ -1,0 +1,309 @@
+//! The server process: configuration (flags with env equivalents), logging, the store,
+//! health and reflection next to `chess.v1.ChessService`, and graceful shutdown.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+
+use crate::games::Registry;
+use crate::pb;
+use crate::pb::chess_service_server::ChessServiceServer;
+use crate::service::{ChessService, PerftLimits};
+use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+
+/// The name health checks use for the chess service.
+pub const SERVICE_NAME: &str = "chess.v1.ChessService";
+
+/// Log line format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// Server configuration. Every flag has an environment variable; `RUST_LOG` sets levels.
+#[derive(clap::Parser, Debug, Clone)]
+#[command(
+    name = "chess-server",
+    version,
+    about = "The authoritative chess rules service (gRPC)."
+)]
+pub struct Config {
+    /// Address to listen on (port 0 picks a free port; the log says which).
+    #[arg(long, env = "CHESS_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: String,
+    /// Directory of the embedded game store.
+    #[arg(long, env = "CHESS_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// When a change counts as durable before it is acknowledged: fsync (flushed and
+    /// fsynced: survives kill -9 and power loss), flush (survives kill -9 of the process,
+    /// not power loss) or none (answered before it is written).
+    #[arg(long, env = "CHESS_DURABILITY", default_value_t = Durability::Fsync)]
+    pub durability: Durability,
+    /// The store's page cache (sled), in MiB.
+    #[arg(long, env = "CHESS_STORE_CACHE_MB", default_value_t = 256)]
+    pub store_cache_mb: u64,
+    /// Games kept loaded in memory (idle ones are evicted beyond this; games in use never).
+    #[arg(long, env = "CHESS_CACHE_GAMES", default_value_t = 10_000)]
+    pub cache_games: usize,
+    /// The deepest Perft accepted.
+    #[arg(long, env = "CHESS_PERFT_MAX_DEPTH", default_value_t = 10)]
+    pub perft_max_depth: u32,
+    /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED (0 turns Perft off).
+    #[arg(long, env = "CHESS_PERFT_MAX_CONCURRENT", default_value_t = 2)]
+    pub perft_max_concurrent: usize,
+    /// Largest request message accepted, in bytes.
+    #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 16 * 1024)]
+    pub max_request_bytes: usize,
+    /// On SIGTERM/SIGINT, how long to wait for calls in flight before closing anyway.
+    #[arg(long, env = "CHESS_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    pub shutdown_grace_secs: u64,
+    /// Log format.
+    #[arg(long, env = "CHESS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// Why the server could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("cannot open the game store in {dir}: {source}")]
+    Store { dir: String, source: StoreError },
+    #[error("cannot build server reflection: {0}")]
+    Reflection(String),
+    #[error("the gRPC server failed: {0}")]
+    Transport(String),
+    #[error("cannot start worker threads: {0}")]
+    Threads(std::io::Error),
+}
+
+/// Sets up logging to stdout: `RUST_LOG` levels (default `info`), text or JSON lines.
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stdout);
+    let result = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+            .try_init(),
+        LogFormat::Json => builder.json().with_current_span(true).try_init(),
+    };
+    if let Err(e) = result {
+        eprintln!("logging was already set up: {e}");
+    }
+}
+
+/// Opens the game store named by the configuration: the embedded sled store in
+/// `--data-dir`, at the configured durability level.
+pub fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerError> {
+    let mut sled_config = SledConfig::new(&config.data_dir).durability(config.durability);
+    sled_config.sled_cache_bytes = config.store_cache_mb.saturating_mul(1024 * 1024);
+    let store = SledStore::open(sled_config).map_err(|source| ServerError::Store {
+        dir: config.data_dir.display().to_string(),
+        source,
+    })?;
+    tracing::info!(
+        data_dir = %config.data_dir.display(),
+        durability = %config.durability,
+        "game store open"
+    );
+    Ok(Arc::new(store))
+}
+
+/// Binds the listening socket (so a caller learns the real port before serving).
+pub async fn bind(config: &Config) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(&config.listen)
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: config.listen.clone(),
+            source,
+        })
+}
+
+/// Serves until `shutdown` resolves, then shuts down gracefully: health NOT_SERVING, no
+/// new calls, calls in flight finish (bounded by the grace period, so an open health
+/// Watch stream cannot hold the process), and the store is made durable.
+pub async fn serve(
+    config: &Config,
+    store: Arc<dyn GameStore>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let local = listener.local_addr().map_err(|source| ServerError::Bind {
+        addr: config.listen.clone(),
+        source,
+    })?;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
+        .await;
+
+    let registry = Arc::new(Registry::new(store.clone(), config.cache_games));
+    let limits = PerftLimits {
+        max_depth: config.perft_max_depth,
+        max_concurrent: config.perft_max_concurrent,
+    };
+    let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let service = ChessService::new(registry, limits, cpu_threads).map_err(ServerError::Threads)?;
+    let in_flight = service.in_flight();
+    let chess =
+        ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);
+
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
+        .build_v1()
+        .map_err(|e| ServerError::Reflection(e.to_string()))?;
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .map_err(|e| ServerError::Reflection(e.to_string()))?;
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let router = tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(chess);
+    // Serving from our own listener skips tonic's socket options: set TCP_NODELAY here,
+    // or small responses wait for delayed ACKs (~40 ms each on Linux).
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let mut server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
+        let _ = stop_rx.await;
+    }));
+
+    health.set_service_status("", ServingStatus::Serving).await;
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+    tracing::info!(address = %local, "listening on {local}");
+
+    tokio::select! {
+        () = shutdown => {}
+        finished = &mut server => {
+            // The server stopped by itself: that is a failure, not a shutdown.
+            return Err(ServerError::Transport(match finished {
+                Ok(Ok(())) => "stopped unexpectedly".to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => e.to_string(),
+            }));
+        }
+    }
+
+    tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
+        .await;
+    let _ = stop_tx.send(());
+    let grace = Duration::from_secs(config.shutdown_grace_secs);
+    if !wait_for_calls(&mut server, &in_flight, grace).await {
+        tracing::warn!(
+            in_flight = in_flight.load(Ordering::SeqCst),
+            "grace period of {grace:?} over; closing the remaining connections"
+        );
+    }
+    server.abort();
+
+    let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
+    match flushed {
+        Ok(Ok(())) => tracing::info!("store flushed; bye"),
+        Ok(Err(e)) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
+        Err(e) => tracing::error!(error = %e, "the store flush task failed"),
+    }
+    Ok(())
+}
+
+/// Waits until the server has closed every connection, or until no chess call has been
+/// in flight for a short while (open health Watch streams never end by themselves), or
+/// until the grace period is over. True unless the grace period ran out.
+async fn wait_for_calls(
+    server: &mut tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    in_flight: &AtomicUsize,
+    grace: Duration,
+) -> bool {
+    // Long enough for a finished call's response to be written out.
+    const QUIET: Duration = Duration::from_millis(100);
+    let deadline = tokio::time::Instant::now() + grace;
+    let mut quiet_since: Option<tokio::time::Instant> = None;
+    loop {
+        let now = tokio::time::Instant::now();
+        if in_flight.load(Ordering::SeqCst) == 0 {
+            let since = *quiet_since.get_or_insert(now);
+            if now.duration_since(since) >= QUIET {
+                return true;
+            }
+        } else {
+            quiet_since = None;
+        }
+        if now >= deadline {
+            return false;
+        }
+        tokio::select! {
+            _ = &mut *server => return true,
+            () = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT. The handlers are installed when this is called (not
+/// when the future is first polled), so a signal that arrives while the server is still
+/// starting is not lost. Must be called inside the runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let terminate = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (terminate, interrupt) {
+                (Ok(mut terminate), Ok(mut interrupt)) => tokio::select! {
+                    _ = terminate.recv() => tracing::info!("SIGTERM received"),
+                    _ = interrupt.recv() => tracing::info!("SIGINT received"),
+                },
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::error!(error = %e, "cannot listen for SIGTERM/SIGINT; stop the server with SIGKILL");
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::info!("Ctrl-C received");
+        } else {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// The whole server process: open the store, bind, serve until a signal.
+pub async fn run(config: Config) -> Result<(), ServerError> {
+    let shutdown = shutdown_signal();
+    let store = open_store(&config)?;
+    let listener = bind(&config).await?;
+    serve(&config, store, listener, shutdown).await
+}

@@ -1,0 +1,299 @@
+//! Protobuf <-> rules conversion, in one place: request fields become checked rules types
+//! (or a [`ServiceError`] naming the field), and rules types become `chess.v1` messages.
+
+use crate::pb;
+use crate::rules::{Color, Game, Move, MoveTextError, Position, Status, Variant};
+use crate::store::{GameMeta, Start};
+
+use super::error::ServiceError;
+use super::notation;
+
+/// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
+/// short enough to keep keys and log lines small.
+pub const MAX_GAME_ID_LEN: usize = 64;
+/// The longest move text accepted (the rules engine's limit: the longest SAN is ~10).
+pub const MAX_MOVE_TEXT_LEN: usize = crate::rules::san::MAX_SAN_LEN;
+/// The longest FEN accepted (the rules engine's limit; a real FEN is under 100 bytes).
+pub const MAX_FEN_LEN: usize = crate::rules::fen::MAX_FEN_LEN;
+
+/// Reads a `Variant` field: unspecified means standard; unknown numbers are refused.
+pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, ServiceError> {
+    match pb::Variant::try_from(value) {
+        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Ok(Variant::Standard),
+        Ok(pb::Variant::Chess960) => Ok(Variant::Chess960),
+        Err(_) => Err(ServiceError::InvalidVariant { field, value }),
+    }
+}
+
+pub fn variant_to_pb(variant: Variant) -> pb::Variant {
+    match variant {
+        Variant::Standard => pb::Variant::Standard,
+        Variant::Chess960 => pb::Variant::Chess960,
+    }
+}
+
+pub fn color_to_pb(color: Color) -> pb::Color {
+    match color {
+        Color::White => pb::Color::White,
+        Color::Black => pb::Color::Black,
+    }
+}
+
+pub fn status_to_pb(status: Status) -> pb::GameStatus {
+    match status {
+        Status::InProgress => pb::GameStatus::InProgress,
+        Status::Checkmate { .. } => pb::GameStatus::Checkmate,
+        Status::Stalemate => pb::GameStatus::Stalemate,
+        Status::InsufficientMaterial => pb::GameStatus::DrawInsufficientMaterial,
+        Status::FivefoldRepetition => pb::GameStatus::DrawFivefoldRepetition,
+        Status::SeventyFiveMoves => pb::GameStatus::DrawSeventyFiveMoves,
+    }
+}
+
+/// Parses a FEN request field. An empty field is the caller's business (it usually
+/// means "the standard start"), so it is refused here only as a malformed FEN.
+pub fn parse_fen(
+    field: &'static str,
+    fen: &str,
+    variant: Variant,
+) -> Result<Position, ServiceError> {
+    Position::from_fen(fen, variant).map_err(|source| ServiceError::InvalidFen { field, source })
+}
+
+/// Checks a caller-chosen game id: 1..=64 URL-safe characters (RFC 3986 unreserved).
+pub fn validate_game_id(id: &str) -> Result<(), ServiceError> {
+    if id.is_empty() {
+        return Err(ServiceError::MissingField {
+            field: "game_id",
+            why: "name the game (the id NewGame returned)",
+        });
+    }
+    if id.len() > MAX_GAME_ID_LEN {
+        return Err(ServiceError::InvalidGameId {
+            why: format!(
+                "it is {} bytes long; at most {MAX_GAME_ID_LEN} are allowed",
+                id.len()
+            ),
+        });
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~')))
+    {
+        return Err(ServiceError::InvalidGameId {
+            why: format!("character {c:?} is not allowed; use only A-Z a-z 0-9 - _ . ~"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks move text before it reaches a position: present and within the length limit.
+pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
+    if text.trim().is_empty() {
+        return Err(ServiceError::MissingField {
+            field: "move",
+            why: "give a move in UCI (e2e4) or SAN (Nf3)",
+        });
+    }
+    if text.len() > MAX_MOVE_TEXT_LEN {
+        return Err(ServiceError::InvalidMoveText(MoveTextError::TooLong {
+            len: text.len(),
+        }));
+    }
+    Ok(())
+}
+
+/// Describes a legal move of `pos`.
+pub fn move_to_pb(pos: &Position, m: Move) -> pb::Move {
+    move_with_san(pos, m, pos.san(m))
+}
+
+/// Describes a legal move of `pos` whose SAN is known. Check and mate come from the SAN
+/// suffix the rules engine writes (`+`, `#`), so the position after the move is not
+/// searched again.
+fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
+    let checkmate = san.ends_with('#');
+    let check = checkmate || san.ends_with('+');
+    pb::Move {
+        uci: pos.uci(m),
+        san,
+        from: m.from.to_string(),
+        to: m.king_to().to_string(),
+        promotion: m
+            .promotion()
+            .map(|r| r.char().to_string())
+            .unwrap_or_default(),
+        capture: pos.is_capture(m),
+        check,
+        checkmate,
+        castle: m.is_castle(),
+        en_passant: m.is_en_passant(),
+    }
+}
+
+/// Describes all legal moves of `pos` (`legal` must be the complete list), sorted by UCI
+/// text for stable output.
+pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
+    let sans = notation::san_all(pos, legal);
+    let mut out: Vec<pb::Move> = legal
+        .iter()
+        .zip(sans)
+        .map(|(&m, san)| move_with_san(pos, m, san))
+        .collect();
+    out.sort_unstable_by(|a, b| a.uci.cmp(&b.uci));
+    out
+}
+
+/// The legal moves of a position taken alone (stateless LegalMoves by FEN): all its
+/// moves whatever its status, and the status of the position itself.
+pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
+    let moves = pos.legal_moves();
+    pb::LegalMovesResponse {
+        moves: moves_to_pb(pos, &moves),
+        status: status_to_pb(Status::of_position(pos)) as i32,
+        in_check: pos.is_check(),
+        fen: pos.to_fen(),
+        ply: 0,
+    }
+}
+
+/// The legal moves playable in a game now (none once it has ended).
+pub fn game_legal_moves(game: &Game) -> pb::LegalMovesResponse {
+    let pos = game.position();
+    let moves = game.legal_moves();
+    pb::LegalMovesResponse {
+        moves: moves_to_pb(pos, &moves),
+        status: status_to_pb(game.status()) as i32,
+        in_check: pos.is_check(),
+        fen: pos.to_fen(),
+        ply: ply_u32(game.ply()),
+    }
+}
+
+/// A ply as the proto's `uint32` (a game would need four billion moves to overflow).
+pub fn ply_u32(ply: usize) -> u32 {
+    u32::try_from(ply).unwrap_or(u32::MAX)
+}
+
+/// The whole game as the API shows it; `san` holds the SAN of each move played.
+pub fn game_to_pb(meta: &GameMeta, game: &Game, san: &[String]) -> pb::Game {
+    let pos = game.position();
+    let status = game.status();
+    pb::Game {
+        game_id: meta.id.clone(),
+        variant: variant_to_pb(game.variant()) as i32,
+        initial_fen: game.start().to_fen(),
+        fen: pos.to_fen(),
+        moves: game.uci_moves(),
+        san_moves: san.to_vec(),
+        ply: ply_u32(game.ply()),
+        side_to_move: color_to_pb(pos.turn()) as i32,
+        in_check: pos.is_check(),
+        status: status_to_pb(status) as i32,
+        winner: status.winner().map_or(pb::Color::Unspecified, color_to_pb) as i32,
+        can_claim_threefold: game.can_claim_threefold(),
+        can_claim_fifty_moves: game.can_claim_fifty_moves(),
+        pgn: notation::pgn_with_san(game, san),
+        chess960_position: match meta.start {
+            Start::Chess960(n) => Some(n),
+            _ => None,
+        },
+    }
+}
+
+/// Human-readable description of a start, for messages.
+pub fn describe_start(meta: &GameMeta, game: &Game) -> String {
+    match (&meta.start, meta.variant) {
+        (Start::Standard, _) => "the standard start".to_string(),
+        (Start::Chess960(n), _) => format!("Chess960 position {n}"),
+        (Start::Fen(_), Variant::Chess960) => format!("Chess960 FEN {}", game.start().to_fen()),
+        (Start::Fen(_), Variant::Standard) => format!("FEN {}", game.start().to_fen()),
+    }
+}
+
+/// URL-safe base64 (RFC 4648 section 5) without padding, for server-made game ids.
+pub fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | (u32::from(b) << (16 - 8 * i)));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64url_matches_rfc4648_vectors() {
+        assert_eq!(base64url(b""), "");
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    #[test]
+    fn game_ids_are_checked() {
+        assert!(validate_game_id("match-2024.11_a~b").is_ok());
+        assert!(matches!(
+            validate_game_id(""),
+            Err(ServiceError::MissingField {
+                field: "game_id",
+                ..
+            })
+        ));
+        assert!(matches!(
+            validate_game_id("a/b"),
+            Err(ServiceError::InvalidGameId { .. })
+        ));
+        assert!(matches!(
+            validate_game_id(&"x".repeat(65)),
+            Err(ServiceError::InvalidGameId { .. })
+        ));
+    }
+
+    #[test]
+    fn castling_move_shows_the_king_destination_in_chess960_too() {
+        // Chess960 position with king on b1 and rooks on a1 and h1 (castling both ways).
+        let pos = Position::from_fen(
+            "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w KQkq - 0 1",
+            Variant::Chess960,
+        )
+        .expect("legal Chess960 FEN");
+        let castle = pos.parse_move("O-O").expect("king side castling is legal");
+        let m = move_to_pb(&pos, castle);
+        assert_eq!(
+            (m.uci.as_str(), m.from.as_str(), m.to.as_str()),
+            ("b1h1", "b1", "g1")
+        );
+        assert!(m.castle && !m.capture && !m.check);
+    }
+
+    #[test]
+    fn mate_flags_come_from_the_position() {
+        let pos = Position::from_fen(
+            "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
+            Variant::Standard,
+        )
+        .expect("legal FEN");
+        let m = move_to_pb(&pos, pos.parse_move("Qh4").expect("legal"));
+        assert_eq!(m.san, "Qh4#");
+        assert!(m.check && m.checkmate && !m.capture);
+        let list = position_legal_moves(&Position::new());
+        assert_eq!(list.moves.len(), 20);
+        assert!(
+            list.moves.windows(2).all(|w| w[0].uci < w[1].uci),
+            "sorted by UCI"
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! Every error a caller can meet, as one enum: each variant knows its gRPC code (AIP-193),
+//! its `ErrorInfo` reason, its metadata and the request fields it blames, so the mapping
+//! to a `tonic::Status` lives in exactly one place.
+
+use std::collections::HashMap;
+
+use tonic::Code;
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::rules::{FenError, MoveTextError, SanError, Status};
+use crate::store::StoreError;
+
+/// The `ErrorInfo.domain` of every error this service returns.
+pub const DOMAIN: &str = "chess.v1";
+
+/// Why a call failed. Messages say what was wrong and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceError {
+    /// A FEN that does not describe a legal position (`field` is the request field).
+    #[error("invalid FEN in '{field}': {source}")]
+    InvalidFen {
+        field: &'static str,
+        source: FenError,
+    },
+    /// Move text that is neither UCI nor SAN.
+    #[error("invalid move text: {0}")]
+    InvalidMoveText(MoveTextError),
+    /// A well-formed move that the rules do not allow in this position.
+    #[error("{0}")]
+    IllegalMove(MoveTextError),
+    /// SAN that fits more than one legal move.
+    #[error("{0}")]
+    AmbiguousMove(MoveTextError),
+    #[error("game '{id}' is over ({}); undo a move to continue it", status_name(*status))]
+    GameOver { id: String, status: Status },
+    #[error("game '{id}' is at its start position: there is no move to undo")]
+    NothingToUndo { id: String },
+    #[error("no game with id '{id}'; create it with NewGame")]
+    GameNotFound { id: String },
+    #[error(
+        "game '{id}' is at ply {current}, not the expected ply {expected}; read the game (GetGame) and decide again at ply {current}"
+    )]
+    PlyMismatch {
+        id: String,
+        expected: u32,
+        current: u32,
+    },
+    #[error(
+        "game '{id}' already exists with another start ({existing}); choose another game_id, or repeat the request with no start or the same start to get the existing game"
+    )]
+    GameAlreadyExists { id: String, existing: String },
+    #[error("invalid game_id: {why}")]
+    InvalidGameId { why: String },
+    #[error("missing {field}: {why}")]
+    MissingField {
+        field: &'static str,
+        why: &'static str,
+    },
+    #[error("{why}")]
+    ConflictingFields {
+        fields: &'static [&'static str],
+        why: &'static str,
+    },
+    #[error(
+        "invalid {field}: {value} is not a known Variant; use VARIANT_STANDARD or VARIANT_CHESS960"
+    )]
+    InvalidVariant { field: &'static str, value: i32 },
+    #[error(
+        "invalid chess960_position: {n} does not exist; Chess960 positions are numbered 0 to 959"
+    )]
+    InvalidChess960Position { n: u32 },
+    #[error(
+        "depth {depth} is above this server's maximum perft depth {max}; ask for depth {max} or less"
+    )]
+    DepthTooLarge { depth: u32, max: u32 },
+    #[error("{why}")]
+    FenRequired { why: &'static str },
+    #[error(
+        "{max} perft computations are already running, the most this server allows at once; retry later"
+    )]
+    TooManyPerfts { max: usize },
+    #[error("the deadline of the call passed before {method} finished")]
+    DeadlineExceeded { method: &'static str },
+    #[error("the call was cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    DataLoss(StoreError),
+    #[error("{0}")]
+    Store(StoreError),
+    #[error("the server is shutting down; retry on another instance or after it restarts")]
+    ShuttingDown,
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The proto enum name of a status, for messages and metadata.
+pub fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::InProgress => "GAME_STATUS_IN_PROGRESS",
+        Status::Checkmate { .. } => "GAME_STATUS_CHECKMATE",
+        Status::Stalemate => "GAME_STATUS_STALEMATE",
+        Status::InsufficientMaterial => "GAME_STATUS_DRAW_INSUFFICIENT_MATERIAL",
+        Status::FivefoldRepetition => "GAME_STATUS_DRAW_FIVEFOLD_REPETITION",
+        Status::SeventyFiveMoves => "GAME_STATUS_DRAW_SEVENTY_FIVE_MOVES",
+    }
+}
+
+impl ServiceError {
+    /// Sorts a refused move text into malformed (INVALID_ARGUMENT), ambiguous or illegal
+    /// (both FAILED_PRECONDITION: the text is fine, the position does not allow it).
+    pub fn from_move_text(e: MoveTextError) -> ServiceError {
+        if e.is_syntax() {
+            ServiceError::InvalidMoveText(e)
+        } else if matches!(e, MoveTextError::San(SanError::Ambiguous { .. })) {
+            ServiceError::AmbiguousMove(e)
+        } else {
+            ServiceError::IllegalMove(e)
+        }
+    }
+
+    /// A store failure while serving game `id`: damage is DATA_LOSS for that game alone.
+    pub fn from_store(e: StoreError) -> ServiceError {
+        match e {
+            StoreError::DataLoss { .. } => ServiceError::DataLoss(e),
+            StoreError::AlreadyExists { id } => ServiceError::GameAlreadyExists {
+                id,
+                existing: "a game stored under this id".into(),
+            },
+            StoreError::Closed => ServiceError::ShuttingDown,
+            StoreError::Io(_) => ServiceError::Store(e),
+        }
+    }
+
+    /// The gRPC status code (AIP-193).
+    pub fn code(&self) -> Code {
+        use ServiceError::*;
+        match self {
+            InvalidFen { .. }
+            | InvalidMoveText(_)
+            | InvalidGameId { .. }
+            | MissingField { .. }
+            | ConflictingFields { .. }
+            | InvalidVariant { .. }
+            | InvalidChess960Position { .. }
+            | DepthTooLarge { .. }
+            | FenRequired { .. } => Code::InvalidArgument,
+            IllegalMove(_) | AmbiguousMove(_) | GameOver { .. } | NothingToUndo { .. } => {
+                Code::FailedPrecondition
+            }
+            GameNotFound { .. } => Code::NotFound,
+            PlyMismatch { .. } => Code::Aborted,
+            GameAlreadyExists { .. } => Code::AlreadyExists,
+            TooManyPerfts { .. } => Code::ResourceExhausted,
+            DeadlineExceeded { .. } => Code::DeadlineExceeded,
+            Cancelled => Code::Cancelled,
+            DataLoss(_) => Code::DataLoss,
+            Store(_) | Internal(_) => Code::Internal,
+            ShuttingDown => Code::Unavailable,
+        }
+    }
+
+    /// The `ErrorInfo.reason`: stable, UPPER_SNAKE, what callers branch on.
+    pub fn reason(&self) -> &'static str {
+        use ServiceError::*;
+        match self {
+            InvalidFen { .. } => "INVALID_FEN",
+            InvalidMoveText(_) => "INVALID_MOVE_TEXT",
+            IllegalMove(_) => "ILLEGAL_MOVE",
+            AmbiguousMove(_) => "AMBIGUOUS_MOVE",
+            GameOver { .. } => "GAME_OVER",
+            NothingToUndo { .. } => "NOTHING_TO_UNDO",
+            GameNotFound { .. } => "GAME_NOT_FOUND",
+            PlyMismatch { .. } => "PLY_MISMATCH",
+            GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
+            InvalidGameId { .. } => "INVALID_GAME_ID",
+            MissingField { .. } => "MISSING_FIELD",
+            ConflictingFields { .. } => "CONFLICTING_FIELDS",
+            InvalidVariant { .. } => "INVALID_VARIANT",
+            InvalidChess960Position { .. } => "INVALID_CHESS960_POSITION",
+            DepthTooLarge { .. } => "DEPTH_TOO_LARGE",
+            FenRequired { .. } => "FEN_REQUIRED",
+            TooManyPerfts { .. } => "TOO_MANY_PERFTS",
+            DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
+            Cancelled => "CANCELLED",
+            DataLoss(_) => "DATA_LOSS",
+            Store(_) => "STORE_FAILURE",
+            ShuttingDown => "SHUTTING_DOWN",
+            Internal(_) => "INTERNAL",
+        }
+    }
+
+    /// Structured facts for `ErrorInfo.metadata`, for callers that act on them.
+    pub fn metadata(&self) -> HashMap<String, String> {
+        use ServiceError::*;
+        let mut m = HashMap::new();
+        let mut put = |k: &str, v: String| {
+            m.insert(k.to_string(), v);
+        };
+        match self {
+            InvalidFen { source, .. } => put("fen_field", source.field().to_string()),
+            GameOver { id, status } => {
+                put("game_id", id.clone());
+                put("status", status_name(*status).to_string());
+            }
+            NothingToUndo { id } | GameNotFound { id } | GameAlreadyExists { id, .. } => {
+                put("game_id", id.clone())
+            }
+            PlyMismatch {
+                id,
+                expected,
+                current,
+            } => {
+                put("game_id", id.clone());
+                put("current_ply", current.to_string());
+                put("expected_ply", expected.to_string());
+            }
+            DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
+            TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
+            DataLoss(StoreError::DataLoss { id, .. }) => put("game_id", id.clone()),
+            _ => {}
+        }
+        m
+    }
+
+    /// The malformed request fields, for `BadRequest` (only for INVALID_ARGUMENT).
+    pub fn field_violations(&self) -> Vec<(&'static str, String)> {
+        use ServiceError::*;
+        match self {
+            InvalidFen { field, source } => vec![(field, source.to_string())],
+            InvalidMoveText(e) => vec![("move", e.to_string())],
+            InvalidGameId { why } => vec![("game_id", why.clone())],
+            MissingField { field, why } => vec![(field, (*why).to_string())],
+            ConflictingFields { fields, why } => {
+                fields.iter().map(|f| (*f, (*why).to_string())).collect()
+            }
+            InvalidVariant { field, value } => {
+                vec![(field, format!("{value} is not a known Variant"))]
+            }
+            InvalidChess960Position { n } => {
+                vec![("chess960_position", format!("{n} is not in 0..=959"))]
+            }
+            DepthTooLarge { depth, max } => {
+                vec![("depth", format!("{depth} is above the maximum {max}"))]
+            }
+            FenRequired { why } => vec![("fen", (*why).to_string())],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The game the error is about, for `ResourceInfo`.
+    fn game_resource(&self) -> Option<&str> {
+        match self {
+            ServiceError::GameNotFound { id } | ServiceError::GameAlreadyExists { id, .. } => {
+                Some(id)
+            }
+            ServiceError::DataLoss(StoreError::DataLoss { id, .. }) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl From<ServiceError> for tonic::Status {
+    fn from(e: ServiceError) -> tonic::Status {
+        let mut details = ErrorDetails::new();
+        details.set_error_info(e.reason(), DOMAIN, e.metadata());
+        for (field, description) in e.field_violations() {
+            details.add_bad_request_violation(field, description);
+        }
+        if let Some(id) = e.game_resource() {
+            details.set_resource_info("chess.v1.Game", id, "", e.to_string());
+        }
+        tonic::Status::with_error_details(e.code(), e.to_string(), details)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Position, Variant};
+
+    fn status_of(e: ServiceError) -> tonic::Status {
+        tonic::Status::from(e)
+    }
+
+    #[test]
+    fn ply_mismatch_carries_current_ply() {
+        let s = status_of(ServiceError::PlyMismatch {
+            id: "g".into(),
+            expected: 3,
+            current: 5,
+        });
+        assert_eq!(s.code(), Code::Aborted);
+        let info = s
+            .get_error_details()
+            .error_info()
+            .cloned()
+            .expect("ErrorInfo present");
+        assert_eq!(info.domain, DOMAIN);
+        assert_eq!(info.reason, "PLY_MISMATCH");
+        assert_eq!(
+            info.metadata.get("current_ply").map(String::as_str),
+            Some("5")
+        );
+    }
+
+    #[test]
+    fn move_text_errors_are_sorted_by_cause() {
+        let pos = Position::new();
+        let syntax = pos.parse_move("zz").expect_err("not a move");
+        assert_eq!(
+            ServiceError::from_move_text(syntax).code(),
+            Code::InvalidArgument
+        );
+        let illegal = pos.parse_move("e2e5").expect_err("illegal");
+        let e = ServiceError::from_move_text(illegal);
+        assert_eq!(
+            (e.code(), e.reason()),
+            (Code::FailedPrecondition, "ILLEGAL_MOVE")
+        );
+        let ambiguous = Position::from_fen("4k3/8/8/8/8/8/8/4KN1N w - - 0 1", Variant::Standard)
+            .expect("legal FEN");
+        let e = ServiceError::from_move_text(
+            ambiguous
+                .parse_move("Ng3")
+                .expect_err("two knights reach g3"),
+        );
+        assert_eq!(
+            (e.code(), e.reason()),
+            (Code::FailedPrecondition, "AMBIGUOUS_MOVE")
+        );
+    }
+
+    #[test]
+    fn malformed_fields_become_bad_request_violations() {
+        let fen_error = Position::from_fen("8/8/8/8/8/8/8/8 w - - 0 1", Variant::Standard)
+            .expect_err("no kings");
+        let s = status_of(ServiceError::InvalidFen {
+            field: "fen",
+            source: fen_error,
+        });
+        assert_eq!(s.code(), Code::InvalidArgument);
+        let details = s.get_error_details();
+        let violations = &details
+            .bad_request()
+            .expect("BadRequest present")
+            .field_violations;
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].field, "fen");
+        assert!(
+            violations[0].description.contains("kings"),
+            "{}",
+            violations[0].description
+        );
+        assert_eq!(
+            details
+                .error_info()
+                .map(|i| i.metadata["fen_field"].as_str()),
+            Some("placement")
+        );
+    }
+}

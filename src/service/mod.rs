@@ -1,0 +1,602 @@
+//! `chess.v1.ChessService`: request validation, the semantics of each call (idempotent
+//! NewGame, `expected_ply`, undo), perft on the blocking pool, and one tracing span per
+//! call with its method, game, status code and latency.
+
+pub mod convert;
+pub mod cpu_pool;
+pub mod error;
+pub mod notation;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tonic::{Request, Response};
+use tracing::Instrument as _;
+
+pub use error::ServiceError;
+
+use crate::games::{Outcome, Registry, StartRequest};
+use crate::pb;
+use crate::pb::legal_moves_request::Position as RequestedPosition;
+use crate::rules::{self, Game, PlayError, Position, Variant, chess960};
+use crate::store::{GameMeta, Start};
+use convert::{
+    move_to_pb, parse_fen, ply_u32, validate_game_id, validate_move_text, variant_from_pb,
+};
+
+/// Perft limits: perft is the one call whose cost the caller chooses.
+#[derive(Debug, Clone, Copy)]
+pub struct PerftLimits {
+    /// The deepest perft accepted (depth 10 from the start is ~70 billion nodes).
+    pub max_depth: u32,
+    /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED.
+    pub max_concurrent: usize,
+}
+
+/// The service: a registry of games plus the stateless calls.
+pub struct ChessService {
+    registry: Arc<Registry>,
+    cpu: cpu_pool::CpuPool,
+    perft: PerftLimits,
+    perft_slots: Arc<Semaphore>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl ChessService {
+    /// The service over `registry`, with a pool of `cpu_threads` threads for short CPU
+    /// work (LegalMoves by FEN).
+    pub fn new(
+        registry: Arc<Registry>,
+        perft: PerftLimits,
+        cpu_threads: usize,
+    ) -> std::io::Result<ChessService> {
+        Ok(ChessService {
+            registry,
+            cpu: cpu_pool::CpuPool::new(cpu_threads)?,
+            perft,
+            perft_slots: Arc::new(Semaphore::new(perft.max_concurrent)),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    /// Calls of this service running now: shutdown waits for them to reach zero.
+    pub fn in_flight(&self) -> Arc<AtomicUsize> {
+        self.in_flight.clone()
+    }
+
+    async fn new_game(&self, req: pb::NewGameRequest) -> Result<pb::NewGameResponse, ServiceError> {
+        let variant = variant_from_pb(req.variant, "variant")?;
+        if !req.fen.is_empty() && req.chess960_position.is_some() {
+            return Err(ServiceError::ConflictingFields {
+                fields: &["fen", "chess960_position"],
+                why: "give the start either as a FEN or as a Chess960 position number, not both",
+            });
+        }
+        if req.chess960_position.is_some() && variant != Variant::Chess960 {
+            return Err(ServiceError::ConflictingFields {
+                fields: &["chess960_position", "variant"],
+                why: "chess960_position needs variant VARIANT_CHESS960",
+            });
+        }
+        if !req.game_id.is_empty() {
+            validate_game_id(&req.game_id)?;
+        }
+        let explicit_start = !req.fen.is_empty() || req.chess960_position.is_some();
+        let (start, start_position) = if !req.fen.is_empty() {
+            let pos = parse_fen("fen", &req.fen, variant)?;
+            let start = if variant == Variant::Standard && pos == Position::new() {
+                Start::Standard
+            } else {
+                Start::Fen(pos.to_fen())
+            };
+            (start, pos)
+        } else if let Some(n) = req.chess960_position {
+            let pos = chess960::start_position(n, Variant::Chess960)
+                .map_err(|_| ServiceError::InvalidChess960Position { n })?;
+            (Start::Chess960(n), pos)
+        } else if variant == Variant::Chess960 {
+            let n = random_u32()? % chess960::CHESS960_POSITIONS;
+            let pos = chess960::start_position(n, Variant::Chess960)
+                .map_err(|e| ServiceError::Internal(format!("random Chess960 start: {e}")))?;
+            (Start::Chess960(n), pos)
+        } else {
+            (Start::Standard, Position::new())
+        };
+        // For a repeated game_id: a request with no start and no variant takes any
+        // existing game; a named start must be the existing game's; a random Chess960
+        // start matches any Chess960 game.
+        let request = if explicit_start || req.variant != 0 {
+            StartRequest::Named
+        } else {
+            StartRequest::Unspecified
+        };
+        let wanted_fen =
+            (explicit_start || variant == Variant::Standard).then(|| start_position.to_fen());
+        let same_start = move |existing: &crate::games::GameEntry| {
+            existing.game().variant() == variant
+                && wanted_fen
+                    .as_ref()
+                    .is_none_or(|fen| *fen == existing.game().start().to_fen())
+        };
+        let created_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let game = Game::new(start_position);
+        if !req.game_id.is_empty() {
+            let meta = GameMeta {
+                id: req.game_id,
+                variant,
+                start,
+                created_unix_ms,
+            };
+            let (game, _) = self
+                .registry
+                .create(meta, game, request, same_start)
+                .await?;
+            return Ok(pb::NewGameResponse { game: Some(game) });
+        }
+        // A server-made id: 128 random bits; a collision is retried, not reported.
+        for _ in 0..3 {
+            let meta = GameMeta {
+                id: new_game_id()?,
+                variant,
+                start: start.clone(),
+                created_unix_ms,
+            };
+            match self
+                .registry
+                .create(meta, game.clone(), StartRequest::Named, |_| false)
+                .await
+            {
+                Ok((game, _)) => return Ok(pb::NewGameResponse { game: Some(game) }),
+                Err(ServiceError::GameAlreadyExists { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(ServiceError::Internal(
+            "could not find a free game id".into(),
+        ))
+    }
+
+    async fn get_game(&self, req: pb::GetGameRequest) -> Result<pb::GetGameResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let game = self.registry.read(&req.game_id, |e| e.view()).await?;
+        Ok(pb::GetGameResponse { game: Some(game) })
+    }
+
+    async fn play(&self, req: pb::PlayRequest) -> Result<pb::PlayResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        validate_move_text(&req.r#move)?;
+        let id = req.game_id.clone();
+        let text = req.r#move;
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e| {
+                let ply = e.game().ply();
+                if let Some(expected) = expected.filter(|&x| x as usize != ply) {
+                    // A retry of the move already played at `expected` succeeds without
+                    // playing anything.
+                    let at = expected as usize;
+                    let game = e.game();
+                    let earlier = game
+                        .position_at(at)
+                        .copied()
+                        .zip(game.moves().get(at).copied());
+                    if let Some((pos, played)) = earlier
+                        && pos.parse_move(&text).is_ok_and(|m| m == played)
+                    {
+                        let mv = move_to_pb(&pos, played);
+                        return Ok(Outcome {
+                            value: (e.view(), mv),
+                            changed: false,
+                        });
+                    }
+                    return Err(ServiceError::PlyMismatch {
+                        id,
+                        expected,
+                        current: ply_u32(ply),
+                    });
+                }
+                let mv = match e.play_text(&text) {
+                    Ok(mv) => mv,
+                    Err(PlayError::GameOver(status)) => {
+                        return Err(ServiceError::GameOver { id, status });
+                    }
+                    Err(PlayError::Text(t)) => return Err(ServiceError::from_move_text(t)),
+                    Err(PlayError::Illegal(reason)) => {
+                        return Err(ServiceError::Internal(format!(
+                            "parsed move refused: {reason}"
+                        )));
+                    }
+                };
+                Ok(Outcome {
+                    value: (e.view(), mv),
+                    changed: true,
+                })
+            })
+            .await
+            .map(|(game, mv)| pb::PlayResponse {
+                game: Some(game),
+                r#move: Some(mv),
+            })
+    }
+
+    async fn undo(&self, req: pb::UndoRequest) -> Result<pb::UndoResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let id = req.game_id.clone();
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e| {
+                let ply = e.game().ply();
+                if let Some(expected) = expected.filter(|&x| x as usize != ply) {
+                    return Err(ServiceError::PlyMismatch {
+                        id,
+                        expected,
+                        current: ply_u32(ply),
+                    });
+                }
+                let Some(mv) = e.undo() else {
+                    return Err(ServiceError::NothingToUndo { id });
+                };
+                Ok(Outcome {
+                    value: (e.view(), mv),
+                    changed: true,
+                })
+            })
+            .await
+            .map(|(game, mv)| pb::UndoResponse {
+                game: Some(game),
+                undone: Some(mv),
+            })
+    }
+
+    async fn legal_moves(
+        &self,
+        req: pb::LegalMovesRequest,
+    ) -> Result<pb::LegalMovesResponse, ServiceError> {
+        match req.position {
+            Some(RequestedPosition::GameId(id)) => {
+                validate_game_id(&id)?;
+                self.registry.read(&id, |e| e.legal_moves()).await
+            }
+            Some(RequestedPosition::Fen(fen)) => {
+                let variant = variant_from_pb(req.variant, "variant")?;
+                // Parsing and generating are CPU work: keep them off the async workers.
+                self.cpu
+                    .run(move || {
+                        parse_fen("fen", &fen, variant)
+                            .map(|pos| convert::position_legal_moves(&pos))
+                    })
+                    .await
+                    .map_err(|e| ServiceError::Internal(format!("legal moves by FEN: {e}")))?
+            }
+            None => Err(ServiceError::MissingField {
+                field: "position",
+                why: "set either game_id or fen",
+            }),
+        }
+    }
+
+    /// Perft handles its own deadline (rather than the generic one in [`Self::call`]): at
+    /// the deadline it raises the stop flag and waits for the count to stop, so when the
+    /// caller reads DEADLINE_EXCEEDED the cores and the perft slot are already free.
+    async fn perft(
+        &self,
+        req: pb::PerftRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::PerftResponse, ServiceError> {
+        let variant = variant_from_pb(req.variant, "variant")?;
+        if req.depth > self.perft.max_depth {
+            return Err(ServiceError::DepthTooLarge {
+                depth: req.depth,
+                max: self.perft.max_depth,
+            });
+        }
+        let pos = if req.fen.is_empty() {
+            if variant == Variant::Chess960 {
+                return Err(ServiceError::FenRequired {
+                    why: "a Chess960 perft needs the start position as a FEN",
+                });
+            }
+            Position::new()
+        } else {
+            parse_fen("fen", &req.fen, variant)?
+        };
+        let permit = self.perft_slots.clone().try_acquire_owned().map_err(|_| {
+            ServiceError::TooManyPerfts {
+                max: self.perft.max_concurrent,
+            }
+        })?;
+        let threads = (req.threads as usize).min(rules::perft::available_threads());
+        let stop = Arc::new(AtomicBool::new(false));
+        // Dropping this future (deadline passed, caller hung up) raises the stop flag; the
+        // count checks it at every node of depth 3 or more, so it stops in microseconds.
+        let _raise = RaiseOnDrop(stop.clone());
+        let (depth, divide) = (req.depth, req.divide);
+        let flag = stop.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _permit = permit; // held while computing, released when the count stops
+            rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
+        });
+        let joined = match deadline {
+            None => task.await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = task.await;
+                    return Err(ServiceError::DeadlineExceeded { method: "Perft" });
+                }
+            },
+        };
+        let (pos, result) = joined
+            .map_err(|e| ServiceError::Internal(format!("perft task: {e}")))?
+            .map_err(|_| ServiceError::Cancelled)?;
+        let mut divide: Vec<pb::PerftDivide> = result
+            .divide
+            .iter()
+            .map(|&(m, nodes)| pb::PerftDivide {
+                r#move: pos.uci(m),
+                nodes,
+            })
+            .collect();
+        divide.sort_unstable_by(|a, b| a.r#move.cmp(&b.r#move));
+        Ok(pb::PerftResponse {
+            nodes: result.nodes,
+            divide,
+        })
+    }
+}
+
+/// Raises a stop flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn random_u32() -> Result<u32, ServiceError> {
+    getrandom::u32().map_err(|e| ServiceError::Internal(format!("no randomness: {e}")))
+}
+
+/// A new server-made game id: 128 random bits as 22 URL-safe characters.
+fn new_game_id() -> Result<String, ServiceError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ServiceError::Internal(format!("no randomness: {e}")))?;
+    Ok(convert::base64url(&bytes))
+}
+
+/// The call's deadline from its `grpc-timeout` header, set a little early (a tenth of
+/// the timeout, at most 20 ms): tonic's own timers for the same header, on the server
+/// and in tonic clients, report CANCELLED ("Timeout expired"), so our DEADLINE_EXCEEDED
+/// must be sent, and arrive, before they fire, even on a busy machine.
+fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
+    let value = request.metadata().get("grpc-timeout")?.to_str().ok()?;
+    let timeout = parse_grpc_timeout(value)?;
+    let margin = (timeout / 10).min(Duration::from_millis(20));
+    Some(Instant::now() + timeout - margin)
+}
+
+/// Parses a gRPC timeout value: up to 8 digits and a unit (H, M, S, m, u, n).
+fn parse_grpc_timeout(value: &str) -> Option<Duration> {
+    if value.len() < 2 || value.len() > 9 {
+        return None;
+    }
+    let (digits, unit) = value.split_at(value.len() - 1);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.checked_mul(3600)?),
+        "M" => Duration::from_secs(n.checked_mul(60)?),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// Tracks one call: counts it in flight, and logs it as cancelled if it is dropped
+/// before it finished (the caller hung up).
+struct CallGuard {
+    in_flight: Arc<AtomicUsize>,
+    span: tracing::Span,
+    start: Instant,
+    finished: bool,
+}
+
+impl CallGuard {
+    fn new(in_flight: &Arc<AtomicUsize>, span: tracing::Span) -> CallGuard {
+        in_flight.fetch_add(1, Ordering::SeqCst);
+        CallGuard {
+            in_flight: in_flight.clone(),
+            span,
+            start: Instant::now(),
+            finished: false,
+        }
+    }
+
+    fn finish(&mut self, result: &Result<(), &ServiceError>) {
+        self.finished = true;
+        let latency_us = self.start.elapsed().as_micros() as u64;
+        let code = match result {
+            Ok(()) => tonic::Code::Ok,
+            Err(e) => e.code(),
+        };
+        self.span
+            .record("code", tracing::field::display(code_name(code)));
+        self.span.record("latency_us", latency_us);
+        let _entered = self.span.enter();
+        match result {
+            Ok(()) => tracing::debug!("ok"),
+            Err(e) => match e.code() {
+                tonic::Code::Internal | tonic::Code::DataLoss | tonic::Code::Unknown => {
+                    tracing::error!(reason = e.reason(), "{e}")
+                }
+                _ => tracing::info!(reason = e.reason(), "{e}"),
+            },
+        }
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !self.finished {
+            let latency_us = self.start.elapsed().as_micros() as u64;
+            self.span.record("code", "CANCELLED");
+            self.span.record("latency_us", latency_us);
+            let _entered = self.span.enter();
+            tracing::info!("the caller went away before the call finished");
+        }
+    }
+}
+
+/// The canonical upper-case name of a gRPC code, for logs.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+impl ChessService {
+    /// Runs one call inside its span, under its deadline, and maps its error.
+    async fn call<T>(
+        &self,
+        method: &'static str,
+        game_id: &str,
+        deadline: Option<Instant>,
+        work: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<Response<T>, tonic::Status> {
+        let span = tracing::info_span!(
+            "rpc",
+            method,
+            game_id,
+            code = tracing::field::Empty,
+            latency_us = tracing::field::Empty
+        );
+        let mut guard = CallGuard::new(&self.in_flight, span.clone());
+        let work = async {
+            match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, work)
+                    .await
+                    .unwrap_or(Err(ServiceError::DeadlineExceeded { method })),
+                None => work.await,
+            }
+        };
+        let result = work.instrument(span).await;
+        guard.finish(&result.as_ref().map(|_| ()));
+        result.map(Response::new).map_err(tonic::Status::from)
+    }
+}
+
+#[tonic::async_trait]
+impl pb::chess_service_server::ChessService for ChessService {
+    async fn new_game(
+        &self,
+        request: Request<pb::NewGameRequest>,
+    ) -> Result<Response<pb::NewGameResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("NewGame", &id, deadline, self.new_game(req))
+            .await
+    }
+
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("GetGame", &id, deadline, self.get_game(req))
+            .await
+    }
+
+    async fn play(
+        &self,
+        request: Request<pb::PlayRequest>,
+    ) -> Result<Response<pb::PlayResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("Play", &id, deadline, self.play(req)).await
+    }
+
+    async fn undo(
+        &self,
+        request: Request<pb::UndoRequest>,
+    ) -> Result<Response<pb::UndoResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("Undo", &id, deadline, self.undo(req)).await
+    }
+
+    async fn legal_moves(
+        &self,
+        request: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = match &req.position {
+            Some(RequestedPosition::GameId(id)) => id.clone(),
+            _ => String::new(),
+        };
+        self.call("LegalMoves", &id, deadline, self.legal_moves(req))
+            .await
+    }
+
+    async fn perft(
+        &self,
+        request: Request<pb::PerftRequest>,
+    ) -> Result<Response<pb::PerftResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        self.call("Perft", "", None, self.perft(req, deadline))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_parse() {
+        assert_eq!(parse_grpc_timeout("300m"), Some(Duration::from_millis(300)));
+        assert_eq!(parse_grpc_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(
+            parse_grpc_timeout("99999999u"),
+            Some(Duration::from_micros(99_999_999))
+        );
+        assert_eq!(parse_grpc_timeout("m"), None);
+        assert_eq!(parse_grpc_timeout("123456789S"), None, "at most 8 digits");
+        assert_eq!(parse_grpc_timeout("10x"), None);
+    }
+}

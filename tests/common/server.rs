@@ -1,0 +1,156 @@
+//! Runs the real `chess-server` binary on an ephemeral port with a temporary data
+//! directory, and connects tonic clients generated from the same proto.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chess_service::pb::chess_service_client::ChessServiceClient;
+use tonic::transport::Channel;
+use tonic_types::{ErrorInfo, StatusExt};
+
+/// A running server process; killed when dropped.
+pub struct Server {
+    child: Child,
+    pub addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+    _data: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts the server with `--listen 127.0.0.1:0`, a fresh data directory and `args`,
+    /// and waits for the "listening on ADDR" log line.
+    pub fn start(args: &[&str]) -> Server {
+        let data = tempfile::tempdir().expect("temporary data directory");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env_remove("CHESS_LISTEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the chess-server binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.split("listening on ").nth(1) {
+                    let addr = addr
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(addr);
+                    }
+                }
+                sink.lock().expect("log lock").push(line);
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server logs its listening address");
+        Server {
+            child,
+            addr,
+            log,
+            _data: data,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.url())
+            .expect("valid url")
+            .connect()
+            .await
+            .expect("connects to the server")
+    }
+
+    pub async fn client(&self) -> ChessServiceClient<Channel> {
+        ChessServiceClient::new(self.channel().await)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The log lines so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().expect("log lock").clone()
+    }
+
+    /// Sends SIGTERM and waits (at most `limit`) for the process to exit.
+    pub fn terminate(&mut self, limit: Duration) -> Option<(ExitStatus, Duration)> {
+        let start = Instant::now();
+        // The shell's own `kill`, so no procps package is needed.
+        let sent = Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -TERM {}", self.child.id()))
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM works");
+        while start.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some((status, start.elapsed()));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `ErrorInfo` of a status, checked to be in the `chess.v1` domain.
+pub fn error_info(status: &tonic::Status) -> ErrorInfo {
+    let info = status
+        .get_error_details()
+        .error_info()
+        .cloned()
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"));
+    assert_eq!(info.domain, "chess.v1", "{status:?}");
+    info
+}
+
+/// Asserts a call failed with `code` and `reason`; returns the status.
+pub fn expect_error<T: std::fmt::Debug>(
+    result: Result<tonic::Response<T>, tonic::Status>,
+    code: tonic::Code,
+    reason: &str,
+) -> tonic::Status {
+    let status = match result {
+        Ok(response) => panic!(
+            "expected {code:?} {reason}, got {:?}",
+            response.into_inner()
+        ),
+        Err(status) => status,
+    };
+    assert_eq!(status.code(), code, "{status:?}");
+    assert_eq!(error_info(&status).reason, reason, "{status:?}");
+    status
+}
+
+/// The field names of a status's `BadRequest` violations.
+pub fn violated_fields(status: &tonic::Status) -> Vec<String> {
+    status
+        .get_error_details()
+        .bad_request()
+        .map(|b| b.field_violations.iter().map(|v| v.field.clone()).collect())
+        .unwrap_or_default()
+}
