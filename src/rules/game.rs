@@ -77,10 +77,23 @@ impl Status {
     }
 }
 
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::InProgress => f.write_str("in progress"),
+            Status::Checkmate { winner } => write!(f, "checkmate, {winner} wins"),
+            Status::Stalemate => f.write_str("stalemate, a draw"),
+            Status::InsufficientMaterial => f.write_str("a draw: neither side can checkmate"),
+            Status::FivefoldRepetition => f.write_str("a draw by fivefold repetition"),
+            Status::SeventyFiveMoves => f.write_str("a draw by the 75-move rule"),
+        }
+    }
+}
+
 /// Why a move could not be played in a game.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {
-    #[error("the game is over ({0:?}); undo a move to continue")]
+    #[error("the game is over ({0}); undo a move to continue")]
     GameOver(Status),
     #[error(transparent)]
     Text(#[from] MoveTextError),

@@ -9,9 +9,14 @@ use super::square::Color;
 /// Writes the game as PGN: the seven-tag roster with `Result`, plus `Variant`, `SetUp` and
 /// `FEN` for Chess960 games and any non-standard start, then the movetext.
 pub fn to_pgn(game: &Game) -> String {
-    let status = game.status();
-    let result = status.result();
-    let mut out = String::new();
+    to_pgn_with_san(game, &game.san_moves())
+}
+
+/// As [`to_pgn`], from the game's moves already in SAN (`san[i]` is move `i`), for callers
+/// that keep them as the game goes rather than recompute them all.
+pub fn to_pgn_with_san(game: &Game, sans: &[String]) -> String {
+    let result = game.status().result();
+    let mut out = String::with_capacity(200 + sans.len() * 7);
     for (tag, value) in [
         ("Event", "?"),
         ("Site", "?"),
@@ -33,8 +38,7 @@ pub fn to_pgn(game: &Game) -> String {
         writeln!(out, "[FEN \"{}\"]", start.to_fen()).expect("writing to a String");
     }
     out.push('\n');
-    let mut text = String::new();
-    let sans = game.san_moves();
+    let mut text = String::with_capacity(sans.len() * 7 + 8);
     for (i, san) in sans.iter().enumerate() {
         let pos = game.position_at(i).expect("a position precedes every move");
         if pos.turn() == Color::White {

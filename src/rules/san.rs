@@ -122,7 +122,19 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
 impl Position {
     /// The move in SAN, with `+` or `#`.
     pub fn san(&self, m: Move) -> String {
-        let mut san = self.san_without_suffix(m);
+        self.san_among(m, &self.legal_moves())
+    }
+
+    /// The SAN of every move of `legal`, which must be this position's complete legal move
+    /// list: one generation serves every move's disambiguation (listing 40 moves with
+    /// [`Position::san`] would generate the list 40 times).
+    pub fn san_all(&self, legal: &[Move]) -> Vec<String> {
+        legal.iter().map(|&m| self.san_among(m, legal)).collect()
+    }
+
+    /// The SAN of `m`, disambiguated against `legal` (this position's legal moves).
+    fn san_among(&self, m: Move, legal: &[Move]) -> String {
+        let mut san = self.san_without_suffix_among(m, legal);
         let after = self.after(m);
         if after.is_check() {
             san.push(if after.has_legal_move() { '+' } else { '#' });
@@ -132,6 +144,10 @@ impl Position {
 
     /// SAN without the check suffix.
     pub fn san_without_suffix(&self, m: Move) -> String {
+        self.san_without_suffix_among(m, &self.legal_moves())
+    }
+
+    fn san_without_suffix_among(&self, m: Move, legal: &[Move]) -> String {
         if m.is_castle() {
             return if m.is_king_side_castle() {
                 "O-O".into()
@@ -148,8 +164,7 @@ impl Position {
         } else {
             san.push(m.role.upper_char());
             // Disambiguate against other pieces of the same kind that reach `to`.
-            let others: Bitboard = self
-                .legal_moves()
+            let others: Bitboard = legal
                 .iter()
                 .filter(|o| o.role == m.role && o.to == m.to && o.from != m.from && !o.is_castle())
                 .map(|o| o.from)
@@ -168,7 +183,8 @@ impl Position {
         if capture {
             san.push('x');
         }
-        san.push_str(&m.to.to_string());
+        san.push(m.to.file().char());
+        san.push(m.to.rank().char());
         if let Some(p) = m.promotion() {
             san.push('=');
             san.push(p.upper_char());

@@ -6,7 +6,6 @@ use crate::rules::{Color, Game, Move, MoveTextError, Position, Status, Variant};
 use crate::store::{GameMeta, Start};
 
 use super::error::ServiceError;
-use super::notation;
 
 /// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
 /// short enough to keep keys and log lines small.
@@ -134,7 +133,7 @@ fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
 /// Describes all legal moves of `pos` (`legal` must be the complete list), sorted by UCI
 /// text for stable output.
 pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
-    let sans = notation::san_all(pos, legal);
+    let sans = pos.san_all(legal);
     let mut out: Vec<pb::Move> = legal
         .iter()
         .zip(sans)
@@ -193,7 +192,7 @@ pub fn game_to_pb(meta: &GameMeta, game: &Game, san: &[String]) -> pb::Game {
         winner: status.winner().map_or(pb::Color::Unspecified, color_to_pb) as i32,
         can_claim_threefold: game.can_claim_threefold(),
         can_claim_fifty_moves: game.can_claim_fifty_moves(),
-        pgn: notation::pgn_with_san(game, san),
+        pgn: crate::rules::pgn::to_pgn_with_san(game, san),
         chess960_position: match meta.start {
             Start::Chess960(n) => Some(n),
             _ => None,

@@ -31,7 +31,7 @@ pub enum ServiceError {
     /// SAN that fits more than one legal move.
     #[error("{0}")]
     AmbiguousMove(MoveTextError),
-    #[error("game '{id}' is over ({}); undo a move to continue it", status_name(*status))]
+    #[error("game '{id}' is over ({status}); undo a move to continue it")]
     GameOver { id: String, status: Status },
     #[error("game '{id}' is at its start position: there is no move to undo")]
     NothingToUndo { id: String },

@@ -5,7 +5,6 @@
 pub mod convert;
 pub mod cpu_pool;
 pub mod error;
-pub mod notation;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -17,7 +17,8 @@ pub struct Server {
     child: Child,
     pub addr: String,
     log: Arc<Mutex<Vec<String>>>,
-    _data: tempfile::TempDir,
+    /// The temporary data directory, when the server owns one.
+    _data: Option<tempfile::TempDir>,
 }
 
 impl Server {
@@ -25,9 +26,16 @@ impl Server {
     /// and waits for the "listening on ADDR" log line.
     pub fn start(args: &[&str]) -> Server {
         let data = tempfile::tempdir().expect("temporary data directory");
+        let mut server = Server::start_in(data.path(), args);
+        server._data = Some(data);
+        server
+    }
+
+    /// Starts the server on an existing data directory (a restart), which the caller owns.
+    pub fn start_in(data_dir: &std::path::Path, args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data.path())
+            .arg(data_dir)
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("CHESS_LISTEN")
@@ -62,7 +70,7 @@ impl Server {
             child,
             addr,
             log,
-            _data: data,
+            _data: None,
         }
     }
 
@@ -107,6 +115,14 @@ impl Server {
             std::thread::sleep(Duration::from_millis(10));
         }
         None
+    }
+}
+
+impl Server {
+    /// Kills the process with SIGKILL (no shutdown, no flush) and reaps it.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
