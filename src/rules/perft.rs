@@ -203,8 +203,8 @@ pub fn available_threads() -> usize {
 }
 
 /// Perft split across `threads` threads (0: all cores), optionally with divide, stopping
-/// early when `stop` is raised. Work is handed out as root moves, or as root-move pairs
-/// when the root has too few moves to keep every thread busy.
+/// early when `stop` is raised. Work is handed out as root-move pairs (as root moves at
+/// shallow depths or on one thread).
 pub fn perft_parallel(
     pos: &Position,
     depth: u32,
@@ -226,7 +226,9 @@ pub fn perft_parallel(
     let root = pos.legal_moves();
     // Tasks: (root index, position to count, depth left).
     let mut tasks: Vec<(usize, Position, u32)> = Vec::new();
-    let split = threads > 1 && depth >= 3 && root.len() < threads * 8;
+    // Root-move pairs make hundreds of small tasks, so no thread idles long at the end
+    // waiting for one big subtree; below depth 4 the tree is too small to matter.
+    let split = threads > 1 && depth >= 4;
     for (i, &m) in root.iter().enumerate() {
         let child = pos.after(m);
         if split {
