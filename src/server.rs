@@ -13,7 +13,7 @@ use tonic_health::ServingStatus;
 
 use crate::games::Registry;
 use crate::pb;
-use crate::pb::chess_service_server::ChessServiceServer;
+use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
 
@@ -60,6 +60,10 @@ pub struct Config {
     /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED (0 turns Perft off).
     #[arg(long, env = "CHESS_PERFT_MAX_CONCURRENT", default_value_t = 2)]
     pub perft_max_concurrent: usize,
+    /// LegalMoves-by-FEN answers kept for repeated FENs (about 1-2 KB each; 0 turns the
+    /// cache off).
+    #[arg(long, env = "CHESS_FEN_CACHE_ENTRIES", default_value_t = 4096)]
+    pub fen_cache_entries: usize,
     /// Largest request message accepted, in bytes.
     #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 16 * 1024)]
     pub max_request_bytes: usize,
@@ -161,8 +165,10 @@ pub async fn serve(
         max_concurrent: config.perft_max_concurrent,
     };
     let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let service = ChessService::new(registry, limits, cpu_threads).map_err(ServerError::Threads)?;
+    let service = ChessService::new(registry, limits, cpu_threads, config.fen_cache_entries)
+        .map_err(ServerError::Threads)?;
     let in_flight = service.in_flight();
+    let fen_cache = service.fen_cache();
     let chess =
         ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);
 
@@ -226,6 +232,13 @@ pub async fn serve(
         );
     }
     server.abort();
+    let (hits, misses) = fen_cache.hits_and_misses();
+    tracing::info!(
+        hits,
+        misses,
+        entries = fen_cache.len(),
+        "LegalMoves-by-FEN cache at shutdown"
+    );
 
     let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
     match flushed {
