@@ -7,8 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_stream::StreamExt as _;
+use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
 use crate::games::Registry;
@@ -193,7 +198,9 @@ pub async fn serve(
         .add_service(chess);
     // Serving from our own listener skips tonic's socket options: set TCP_NODELAY here,
     // or small responses wait for delayed ACKs (~40 ms each on Linux).
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .map(|accepted| accepted.map(CoalescedIo::new));
     let mut server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
         let _ = stop_rx.await;
     }));
@@ -247,6 +254,68 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "the store flush task failed"),
     }
     Ok(())
+}
+
+/// A server connection whose writes are gathered in a buffer and sent by `poll_flush`.
+///
+/// Why: h2 (under tonic) keeps every DATA frame of 256 bytes or more out of its write
+/// buffer when the socket takes vectored writes, and must write it out before it can
+/// buffer the next frame: one `writev` per answer of that size (a LegalMoves answer is
+/// 0.5-1.5 KB), where tiny answers (health) share one write among many streams.
+/// Declaring writes non-vectored makes h2 copy frames under 1 KB into its buffer like
+/// the small ones; the buffer here joins the two writes h2 then makes for a larger frame
+/// (its buffer, then the payload) into one. h2 flushes at the end of every round of
+/// work, so nothing waits in the buffer.
+struct CoalescedIo(BufWriter<TcpStream>);
+
+impl CoalescedIo {
+    /// Large enough for h2's whole write buffer (16 KiB) plus a frame behind it.
+    const CAPACITY: usize = 64 * 1024;
+
+    fn new(stream: TcpStream) -> CoalescedIo {
+        CoalescedIo(BufWriter::with_capacity(Self::CAPACITY, stream))
+    }
+}
+
+impl Connected for CoalescedIo {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        self.0.get_ref().connect_info()
+    }
+}
+
+impl AsyncRead for CoalescedIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for CoalescedIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+
+    /// Not vectored: see the type's documentation.
+    fn is_write_vectored(&self) -> bool {
+        false
+    }
 }
 
 /// Waits until the server has closed every connection, or until no chess call has been
