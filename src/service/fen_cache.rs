@@ -9,12 +9,13 @@
 //! before, then stored. Only successful answers are stored.
 //!
 //! Bounded: at most `capacity` entries (about 1-2 KB each), in shards with their own lock;
-//! a full shard drops its least recently used eighth.
+//! a full shard drops one entry per insert, the oldest not used since it was last looked
+//! at (CLOCK, O(1) amortised, so a stream of distinct FENs costs no scans).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::rules::Variant;
 
@@ -24,13 +25,38 @@ const SHARDS: usize = 16;
 
 struct Entry {
     answer: EncodedLegalMoves,
-    last_used: u64,
+    /// Used since the eviction hand last passed it (CLOCK's second chance).
+    referenced: bool,
 }
 
-/// One map per variant, so a look-up by `&str` needs no key to be built.
+/// One map per variant, so a look-up by `&str` needs no key to be built; `order` is the
+/// insertion order the eviction hand walks.
 #[derive(Default)]
 struct Shard {
-    maps: [HashMap<Box<str>, Entry>; 2],
+    maps: [HashMap<Arc<str>, Entry>; 2],
+    order: VecDeque<(usize, Arc<str>)>,
+}
+
+impl Shard {
+    /// Drops one entry: the oldest not used since the hand last passed it (CLOCK), in
+    /// O(1) amortised time, so a stream of distinct FENs costs no scans. False if there
+    /// was nothing to drop.
+    fn evict_one(&mut self) -> bool {
+        while let Some((v, key)) = self.order.pop_front() {
+            match self.maps[v].get_mut(&key) {
+                Some(entry) if entry.referenced => {
+                    entry.referenced = false;
+                    self.order.push_back((v, key));
+                }
+                Some(_) => {
+                    self.maps[v].remove(&key);
+                    return true;
+                }
+                None => {}
+            }
+        }
+        false
+    }
 }
 
 /// The cache. `capacity` 0 turns it off.
@@ -38,7 +64,6 @@ pub struct FenCache {
     shards: Box<[Mutex<Shard>]>,
     per_shard: usize,
     hasher: RandomState,
-    clock: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -58,7 +83,6 @@ impl FenCache {
             shards: (0..shards).map(|_| Mutex::new(Shard::default())).collect(),
             per_shard: capacity.div_ceil(SHARDS),
             hasher: RandomState::new(),
-            clock: AtomicU64::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -75,10 +99,9 @@ impl FenCache {
     /// The stored answer for `fen` in `variant`, if any.
     pub fn get(&self, fen: &str, variant: Variant) -> Option<EncodedLegalMoves> {
         let shard = self.shard(fen)?;
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
         let found = shard.lock().ok().and_then(|mut shard| {
             shard.maps[variant_index(variant)].get_mut(fen).map(|e| {
-                e.last_used = now;
+                e.referenced = true;
                 e.answer.clone()
             })
         });
@@ -96,19 +119,26 @@ impl FenCache {
         let Some(shard) = self.shard(fen) else {
             return;
         };
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
         let Ok(mut shard) = shard.lock() else {
             return;
         };
-        let len: usize = shard.maps.iter().map(HashMap::len).sum();
-        if len >= self.per_shard {
-            evict_oldest(&mut shard, self.per_shard);
+        let v = variant_index(variant);
+        if let Some(entry) = shard.maps[v].get_mut(fen) {
+            entry.answer = answer; // two misses computed it at once
+            return;
         }
-        shard.maps[variant_index(variant)].insert(
-            fen.into(),
+        while shard.maps[0].len() + shard.maps[1].len() >= self.per_shard {
+            if !shard.evict_one() {
+                break;
+            }
+        }
+        let key: Arc<str> = fen.into();
+        shard.order.push_back((v, key.clone()));
+        shard.maps[v].insert(
+            key,
             Entry {
                 answer,
-                last_used: now,
+                referenced: false,
             },
         );
     }
@@ -138,25 +168,6 @@ impl FenCache {
     }
 }
 
-/// Drops the least recently used eighth of a full shard (at least one entry), so a full
-/// shard is not scanned on every insert.
-fn evict_oldest(shard: &mut Shard, per_shard: usize) {
-    let mut ages: Vec<(u64, usize, Box<str>)> = shard
-        .maps
-        .iter()
-        .enumerate()
-        .flat_map(|(v, map)| map.iter().map(move |(k, e)| (e.last_used, v, k.clone())))
-        .collect();
-    let batch = (per_shard / 8).max(1).min(ages.len());
-    if batch == 0 {
-        return;
-    }
-    ages.select_nth_unstable_by_key(batch - 1, |(t, _, _)| *t);
-    for (_, v, key) in ages.into_iter().take(batch) {
-        shard.maps[v].remove(&key);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +192,22 @@ mod tests {
         }
         assert!(cache.len() <= 64, "{} entries", cache.len());
         assert_eq!(cache.hits_and_misses(), (1, 2));
+    }
+
+    #[test]
+    fn an_entry_in_use_survives_a_stream_of_new_ones() {
+        let cache = FenCache::new(SHARDS * 8);
+        let hot = Position::new().to_fen();
+        cache.insert(&hot, Variant::Standard, EncodedLegalMoves::default());
+        for i in 0..10_000 {
+            assert!(
+                cache.get(&hot, Variant::Standard).is_some(),
+                "evicted at {i}"
+            );
+            let fen = format!("4k3/8/8/8/8/8/8/4K3 w - - 0 {}", i + 1);
+            cache.insert(&fen, Variant::Standard, EncodedLegalMoves::default());
+        }
+        assert!(cache.len() <= SHARDS * 8);
     }
 
     #[test]
