@@ -147,6 +147,14 @@ impl Uci {
     fn as_bytes(&self) -> &[u8] {
         &self.text[..usize::from(self.len)]
     }
+
+    /// A number that sorts as the text does (bytes big-endian, zero-padded: a shorter
+    /// text that is a prefix sorts first, as `e7e8` before `e7e8q`).
+    fn sort_key(&self) -> u64 {
+        self.text
+            .iter()
+            .fold(0u64, |key, &b| (key << 8) | u64::from(b))
+    }
 }
 
 fn put_bytes(out: &mut Vec<u8>, tag: u32, value: &[u8]) {
@@ -191,7 +199,7 @@ pub fn encode_legal_moves(
         .enumerate()
         .map(|(i, &m)| (Uci::of(pos, m), i))
         .collect();
-    order.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    order.sort_unstable_by_key(|(uci, _)| uci.sort_key());
     // ~20 bytes per move plus the FEN; one allocation in the common case.
     let mut out = Vec::with_capacity(legal.len() * 24 + 128);
     let mut one = Vec::with_capacity(48);
