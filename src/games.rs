@@ -24,6 +24,7 @@ use crate::pb;
 use crate::rules::{Game, PlayError};
 use crate::service::ServiceError;
 use crate::service::convert;
+use crate::service::wire::{self, EncodedLegalMoves};
 use crate::store::{GameMeta, GameStore, StoreError};
 
 /// A loaded game, the SAN of its moves (kept move by move, so no call recomputes the
@@ -33,7 +34,7 @@ pub struct GameEntry {
     game: Game,
     san: Vec<String>,
     view: Option<pb::Game>,
-    legal: Option<pb::LegalMovesResponse>,
+    legal: Option<EncodedLegalMoves>,
 }
 
 impl GameEntry {
@@ -83,12 +84,12 @@ impl GameEntry {
         self.view.clone().unwrap_or_default()
     }
 
-    /// The moves playable now (computed once per state, then cloned).
-    pub fn legal_moves(&mut self) -> pb::LegalMovesResponse {
-        if self.legal.is_none() {
-            self.legal = Some(convert::game_legal_moves(&self.game));
-        }
-        self.legal.clone().unwrap_or_default()
+    /// The moves playable now, encoded (computed once per state; a clone shares the
+    /// bytes).
+    pub fn legal_moves(&mut self) -> EncodedLegalMoves {
+        self.legal
+            .get_or_insert_with(|| wire::game_legal_moves(&self.game))
+            .clone()
     }
 
     /// Forgets the cached views after the game changed.

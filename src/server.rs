@@ -7,13 +7,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_stream::StreamExt as _;
+use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
 use crate::games::Registry;
 use crate::pb;
-use crate::pb::chess_service_server::ChessServiceServer;
+use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
 
@@ -60,6 +65,10 @@ pub struct Config {
     /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED (0 turns Perft off).
     #[arg(long, env = "CHESS_PERFT_MAX_CONCURRENT", default_value_t = 2)]
     pub perft_max_concurrent: usize,
+    /// LegalMoves-by-FEN answers kept for repeated FENs (about 1-2 KB each; 0 turns the
+    /// cache off).
+    #[arg(long, env = "CHESS_FEN_CACHE_ENTRIES", default_value_t = 4096)]
+    pub fen_cache_entries: usize,
     /// Largest request message accepted, in bytes.
     #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 16 * 1024)]
     pub max_request_bytes: usize,
@@ -161,8 +170,10 @@ pub async fn serve(
         max_concurrent: config.perft_max_concurrent,
     };
     let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let service = ChessService::new(registry, limits, cpu_threads).map_err(ServerError::Threads)?;
+    let service = ChessService::new(registry, limits, cpu_threads, config.fen_cache_entries)
+        .map_err(ServerError::Threads)?;
     let in_flight = service.in_flight();
+    let fen_cache = service.fen_cache();
     let chess =
         ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);
 
@@ -187,7 +198,9 @@ pub async fn serve(
         .add_service(chess);
     // Serving from our own listener skips tonic's socket options: set TCP_NODELAY here,
     // or small responses wait for delayed ACKs (~40 ms each on Linux).
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .map(|accepted| accepted.map(CoalescedIo::new));
     let mut server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
         let _ = stop_rx.await;
     }));
@@ -226,6 +239,13 @@ pub async fn serve(
         );
     }
     server.abort();
+    let (hits, misses) = fen_cache.hits_and_misses();
+    tracing::info!(
+        hits,
+        misses,
+        entries = fen_cache.len(),
+        "LegalMoves-by-FEN cache at shutdown"
+    );
 
     let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
     match flushed {
@@ -234,6 +254,68 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "the store flush task failed"),
     }
     Ok(())
+}
+
+/// A server connection whose writes are gathered in a buffer and sent by `poll_flush`.
+///
+/// Why: h2 (under tonic) keeps every DATA frame of 256 bytes or more out of its write
+/// buffer when the socket takes vectored writes, and must write it out before it can
+/// buffer the next frame: one `writev` per answer of that size (a LegalMoves answer is
+/// 0.5-1.5 KB), where tiny answers (health) share one write among many streams.
+/// Declaring writes non-vectored makes h2 copy frames under 1 KB into its buffer like
+/// the small ones; the buffer here joins the two writes h2 then makes for a larger frame
+/// (its buffer, then the payload) into one. h2 flushes at the end of every round of
+/// work, so nothing waits in the buffer.
+struct CoalescedIo(BufWriter<TcpStream>);
+
+impl CoalescedIo {
+    /// Large enough for h2's whole write buffer (16 KiB) plus a frame behind it.
+    const CAPACITY: usize = 64 * 1024;
+
+    fn new(stream: TcpStream) -> CoalescedIo {
+        CoalescedIo(BufWriter::with_capacity(Self::CAPACITY, stream))
+    }
+}
+
+impl Connected for CoalescedIo {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        self.0.get_ref().connect_info()
+    }
+}
+
+impl AsyncRead for CoalescedIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for CoalescedIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+
+    /// Not vectored: see the type's documentation.
+    fn is_write_vectored(&self) -> bool {
+        false
+    }
 }
 
 /// Waits until the server has closed every connection, or until no chess call has been

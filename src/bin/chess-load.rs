@@ -5,6 +5,13 @@
 //! at each concurrency in one run, health Check included as the ceiling, and prints a
 //! Markdown table for BENCHMARKS.md.
 //!
+//! Two clients (`--client`): `decode`, the generated typed tonic client, which decodes
+//! every answer into messages as a real caller does; and `raw`, which sends the same
+//! requests through the same channel but does not decode answer bodies (it checks the
+//! gRPC status and counts the bytes), so its CPU cost per call is the same small constant
+//! for every RPC and, with client and server on the same cores, the figure measures the
+//! server. `--client both` runs every cell with each.
+//!
 //! Loopback only by intent: point `--target` at a server you run yourself.
 
 use std::process::ExitCode;
@@ -16,11 +23,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Buf as _;
 use chess_service::pb::{
     self, chess_service_client::ChessServiceClient, legal_moves_request::Position as Requested,
 };
 use chess_service::rules::{Game, Position};
 use clap::Parser;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
@@ -35,6 +45,10 @@ enum Rpc {
     Play,
     /// grpc.health.v1.Health/Check: the cheapest call, the ceiling.
     Health,
+    /// LegalMoves by FEN, a different FEN on every call: the 614 positions of the perft
+    /// suites (standard and Chess960) in rotation, each call with a full-move number no
+    /// other call of this process used, so a server-side FEN cache never hits.
+    LegalMovesFenMiss,
     /// 50% LegalMoves by game, 20% by FEN, 25% Play, 5% GetGame.
     Mix,
 }
@@ -43,10 +57,32 @@ impl Rpc {
     fn name(self) -> &'static str {
         match self {
             Rpc::LegalMovesGame => "LegalMoves (game_id)",
-            Rpc::LegalMovesFen => "LegalMoves (fen)",
+            Rpc::LegalMovesFen => "LegalMoves (fen, one FEN)",
+            Rpc::LegalMovesFenMiss => "LegalMoves (fen, every call a new FEN)",
             Rpc::Play => "Play",
             Rpc::Health => "Health/Check",
             Rpc::Mix => "mix",
+        }
+    }
+}
+
+/// How answers are received.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientKind {
+    /// The generated tonic client: every answer decoded into messages.
+    Decode,
+    /// Answer bodies not decoded: the status is checked and the bytes counted.
+    Raw,
+    /// With --matrix: every cell with each client.
+    Both,
+}
+
+impl ClientKind {
+    fn name(self) -> &'static str {
+        match self {
+            ClientKind::Decode => "decode",
+            ClientKind::Raw => "raw",
+            ClientKind::Both => "both",
         }
     }
 }
@@ -90,11 +126,20 @@ struct Args {
     /// median of each cell (these machines are noisy).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// With --matrix: the RPC kinds to run (default: health, both LegalMoves by FEN
+    /// kinds, LegalMoves by game, Play).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    kinds: Vec<Rpc>,
+    /// Decode answers (`decode`, a real caller), or not (`raw`: measures the server), or
+    /// `both` (with --matrix).
+    #[arg(long, value_enum, default_value_t = ClientKind::Decode)]
+    client: ClientKind,
 }
 
 /// One run's numbers.
 struct Report {
     rpc: Rpc,
+    client: ClientKind,
     concurrency: usize,
     connections: usize,
     seconds: f64,
@@ -103,6 +148,8 @@ struct Report {
     first_error: Option<String>,
     /// Latencies of successful calls, nanoseconds, sorted.
     latencies: Vec<u64>,
+    /// Encoded answer bytes received by successful calls (counted by the raw client only).
+    answer_bytes: u64,
 }
 
 impl Report {
@@ -121,13 +168,15 @@ impl Report {
 
     fn line(&self) -> String {
         format!(
-            "rpc={:?} concurrency={} connections={} seconds={:.1} ok={} errors={} throughput={:.0}/s p50={:.3}ms p99={:.3}ms p99.9={:.3}ms{}",
+            "rpc={:?} client={} concurrency={} connections={} seconds={:.1} ok={} errors={} bytes/answer={:.0} throughput={:.0}/s p50={:.3}ms p99={:.3}ms p99.9={:.3}ms{}",
             self.rpc,
+            self.client.name(),
             self.concurrency,
             self.connections,
             self.seconds,
             self.ok,
             self.errors,
+            self.answer_bytes as f64 / self.ok.max(1) as f64,
             self.throughput(),
             self.percentile_ms(50.0),
             self.percentile_ms(99.0),
@@ -172,10 +221,110 @@ fn random_game(seed: u64, max_plies: usize) -> Vec<String> {
     moves
 }
 
+/// A codec that encodes requests as prost messages and does not decode answers: it
+/// takes the body's bytes off the buffer and returns how many there were. The gRPC status
+/// is still checked by tonic (a failed call is an error, as with the typed client).
+struct RawCodec<Req>(std::marker::PhantomData<Req>);
+
+impl<Req> Default for RawCodec<Req> {
+    fn default() -> Self {
+        RawCodec(std::marker::PhantomData)
+    }
+}
+
+struct RawEncoder<Req>(std::marker::PhantomData<Req>);
+struct CountingDecoder;
+
+impl<Req: prost::Message + Send + 'static> Codec for RawCodec<Req> {
+    type Encode = Req;
+    type Decode = usize;
+    type Encoder = RawEncoder<Req>;
+    type Decoder = CountingDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        RawEncoder(std::marker::PhantomData)
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        CountingDecoder
+    }
+}
+
+impl<Req: prost::Message> Encoder for RawEncoder<Req> {
+    type Item = Req;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Req, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        item.encode(dst)
+            .map_err(|e| tonic::Status::internal(format!("encoding a request: {e}")))
+    }
+}
+
+impl Decoder for CountingDecoder {
+    type Item = usize;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<usize>, tonic::Status> {
+        let n = src.remaining();
+        src.advance(n);
+        Ok(Some(n))
+    }
+}
+
+/// The perft suites' positions (FEN without the move counters, and the variant), for
+/// LegalMoves by FEN with a new FEN on every call.
+fn suite_positions() -> Vec<(String, i32)> {
+    let files = [
+        (
+            include_str!("../../tests/data/standard.epd"),
+            pb::Variant::Standard,
+        ),
+        (
+            include_str!("../../tests/data/cpw.epd"),
+            pb::Variant::Standard,
+        ),
+        (
+            include_str!("../../tests/data/chess960.epd"),
+            pb::Variant::Chess960,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (text, variant) in files {
+        for line in text.lines() {
+            let fen = line.split(';').next().unwrap_or("");
+            let fields: Vec<&str> = fen.split_whitespace().collect();
+            if fields.len() < 4 {
+                continue;
+            }
+            // Placement, side, castling, en passant and the half-move clock; the
+            // full-move number is added per call.
+            let halfmoves = fields.get(4).copied().unwrap_or("0");
+            out.push((
+                format!("{} {halfmoves}", fields[..4].join(" ")),
+                variant as i32,
+            ));
+        }
+    }
+    out
+}
+
+/// Numbers LegalMoves-by-FEN calls across the whole process (all runs), so no two calls
+/// send the same FEN. Starts at a value taken from the clock so that two processes in a
+/// row against one server do not repeat each other's FENs either.
+static FEN_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Which call of the process this is, for a FEN no other call sent.
+fn next_fen_serial() -> u64 {
+    FEN_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// One caller's state.
 struct Caller {
     chess: ChessServiceClient<Channel>,
     health: HealthClient<Channel>,
+    raw: tonic::client::Grpc<Channel>,
+    client: ClientKind,
+    positions: Arc<Vec<(String, i32)>>,
     fen: String,
     game_id: String,
     script: Vec<String>,
@@ -184,7 +333,13 @@ struct Caller {
 }
 
 impl Caller {
-    async fn new(channel: Channel, fen: String, seed: u64) -> Result<Caller, tonic::Status> {
+    async fn new(
+        channel: Channel,
+        fen: String,
+        positions: Arc<Vec<(String, i32)>>,
+        client: ClientKind,
+        seed: u64,
+    ) -> Result<Caller, tonic::Status> {
         let mut chess = ChessServiceClient::new(channel.clone());
         let game = chess
             .new_game(pb::NewGameRequest::default())
@@ -196,7 +351,10 @@ impl Caller {
         let script = random_game(seed, 120);
         let mut caller = Caller {
             chess,
-            health: HealthClient::new(channel),
+            health: HealthClient::new(channel.clone()),
+            raw: tonic::client::Grpc::new(channel),
+            client,
+            positions,
             fen,
             game_id: game.game_id,
             script,
@@ -209,7 +367,38 @@ impl Caller {
         Ok(caller)
     }
 
-    async fn play(&mut self) -> Result<(), tonic::Status> {
+    /// Sends `req` to `path` and counts the answer's bytes without decoding it.
+    async fn raw_call<Req: prost::Message + Send + Sync + 'static>(
+        &mut self,
+        path: &'static str,
+        req: Req,
+    ) -> Result<u64, tonic::Status> {
+        self.raw
+            .ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(format!("channel not ready: {e}")))?;
+        let answer = self
+            .raw
+            .unary(
+                tonic::Request::new(req),
+                PathAndQuery::from_static(path),
+                RawCodec::<Req>::default(),
+            )
+            .await?;
+        Ok(answer.into_inner() as u64)
+    }
+
+    /// LegalMoves, by the configured client; returns the answer's bytes (raw client) or 0.
+    async fn legal_moves(&mut self, req: pb::LegalMovesRequest) -> Result<u64, tonic::Status> {
+        if self.client == ClientKind::Raw {
+            return self
+                .raw_call("/chess.v1.ChessService/LegalMoves", req)
+                .await;
+        }
+        self.chess.legal_moves(req).await.map(|_| 0)
+    }
+
+    async fn play(&mut self) -> Result<u64, tonic::Status> {
         if self.ply >= self.script.len() {
             let game = self
                 .chess
@@ -225,32 +414,53 @@ impl Caller {
             r#move: self.script[self.ply].clone(),
             expected_ply: Some(self.ply as u32),
         };
-        self.chess.play(req).await?;
+        let bytes = if self.client == ClientKind::Raw {
+            self.raw_call("/chess.v1.ChessService/Play", req).await?
+        } else {
+            self.chess.play(req).await?;
+            0
+        };
         self.ply += 1;
-        Ok(())
+        Ok(bytes)
     }
 
-    async fn call(&mut self, rpc: Rpc) -> Result<(), tonic::Status> {
+    /// One call; returns the answer's bytes (raw client) or 0.
+    async fn call(&mut self, rpc: Rpc) -> Result<u64, tonic::Status> {
         match rpc {
             Rpc::Health => {
                 let req = HealthCheckRequest {
                     service: "chess.v1.ChessService".into(),
                 };
-                self.health.check(req).await.map(drop)
+                if self.client == ClientKind::Raw {
+                    return self.raw_call("/grpc.health.v1.Health/Check", req).await;
+                }
+                self.health.check(req).await.map(|_| 0)
             }
             Rpc::LegalMovesGame => {
                 let req = pb::LegalMovesRequest {
                     position: Some(Requested::GameId(self.game_id.clone())),
                     variant: 0,
                 };
-                self.chess.legal_moves(req).await.map(drop)
+                self.legal_moves(req).await
             }
             Rpc::LegalMovesFen => {
                 let req = pb::LegalMovesRequest {
                     position: Some(Requested::Fen(self.fen.clone())),
                     variant: 0,
                 };
-                self.chess.legal_moves(req).await.map(drop)
+                self.legal_moves(req).await
+            }
+            Rpc::LegalMovesFenMiss => {
+                let serial = next_fen_serial();
+                let (fen, variant) =
+                    &self.positions[(serial % self.positions.len() as u64) as usize];
+                // Full-move numbers 1..=4e9 (the rules keep them as u32).
+                let fullmove = 1 + serial % 4_000_000_000;
+                let req = pb::LegalMovesRequest {
+                    position: Some(Requested::Fen(format!("{fen} {fullmove}"))),
+                    variant: *variant,
+                };
+                self.legal_moves(req).await
             }
             Rpc::Play => self.play().await,
             Rpc::Mix => {
@@ -263,7 +473,7 @@ impl Caller {
                         let req = pb::GetGameRequest {
                             game_id: self.game_id.clone(),
                         };
-                        return self.chess.get_game(req).await.map(drop);
+                        return self.chess.get_game(req).await.map(|_| 0);
                     }
                 };
                 Box::pin(self.call(rpc)).await
@@ -287,19 +497,27 @@ async fn connect(target: &str, count: usize) -> Result<Vec<Channel>, String> {
     Ok(channels)
 }
 
-async fn run(args: &Args, rpc: Rpc, concurrency: usize) -> Result<Report, String> {
+async fn run(
+    args: &Args,
+    rpc: Rpc,
+    client: ClientKind,
+    concurrency: usize,
+) -> Result<Report, String> {
     let connections = if args.connections == 0 {
         concurrency.div_ceil(16).max(1)
     } else {
         args.connections
     };
     let channels = connect(&args.target, connections).await?;
+    let positions = Arc::new(suite_positions());
     let mut callers = Vec::with_capacity(concurrency);
     for i in 0..concurrency {
         let channel = channels[i % channels.len()].clone();
         let caller = Caller::new(
             channel,
             args.fen.clone(),
+            positions.clone(),
+            client,
             0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1),
         )
         .await
@@ -319,6 +537,7 @@ async fn run(args: &Args, rpc: Rpc, concurrency: usize) -> Result<Report, String
             tokio::time::sleep_until(start.into()).await;
             let mut latencies = Vec::with_capacity(1 << 16);
             let mut errors = 0u64;
+            let mut bytes = 0u64;
             loop {
                 let t0 = Instant::now();
                 if t0 >= end {
@@ -330,7 +549,10 @@ async fn run(args: &Args, rpc: Rpc, concurrency: usize) -> Result<Report, String
                     continue;
                 }
                 match result {
-                    Ok(()) => latencies.push((t1 - t0).as_nanos() as u64),
+                    Ok(n) => {
+                        latencies.push((t1 - t0).as_nanos() as u64);
+                        bytes += n;
+                    }
                     Err(status) => {
                         errors += 1;
                         if let Ok(mut first) = first_error.lock() {
@@ -341,22 +563,25 @@ async fn run(args: &Args, rpc: Rpc, concurrency: usize) -> Result<Report, String
                     }
                 }
             }
-            (latencies, errors)
+            (latencies, errors, bytes)
         }));
     }
     let mut latencies = Vec::new();
     let mut errors = 0;
+    let mut answer_bytes = 0;
     for task in tasks {
-        let (l, e) = task
+        let (l, e, b) = task
             .await
             .map_err(|e| format!("a caller task failed: {e}"))?;
         latencies.extend(l);
         errors += e;
+        answer_bytes += b;
     }
     latencies.sort_unstable();
     let first_error = first_error.lock().map(|e| e.clone()).unwrap_or_default();
     Ok(Report {
         rpc,
+        client,
         concurrency,
         connections,
         seconds: measured.as_secs_f64(),
@@ -364,34 +589,50 @@ async fn run(args: &Args, rpc: Rpc, concurrency: usize) -> Result<Report, String
         errors,
         first_error,
         latencies,
+        answer_bytes,
     })
 }
 
 async fn main_async(args: Args) -> Result<(), String> {
     if args.matrix.is_empty() {
-        let report = run(&args, args.rpc, args.concurrency).await?;
-        println!("{}", report.line());
+        let client = match args.client {
+            ClientKind::Both => ClientKind::Decode,
+            c => c,
+        };
+        let report = run(&args, args.rpc, client, args.concurrency).await?;
+        println!("{} loadavg={}", report.line(), loadavg());
         return Ok(());
     }
-    let kinds = [
-        Rpc::Health,
-        Rpc::LegalMovesGame,
-        Rpc::LegalMovesFen,
-        Rpc::Play,
-    ];
-    // runs[cell] holds every repetition of that (concurrency, rpc) cell.
+    let kinds = if args.kinds.is_empty() {
+        vec![
+            Rpc::Health,
+            Rpc::LegalMovesGame,
+            Rpc::LegalMovesFen,
+            Rpc::LegalMovesFenMiss,
+            Rpc::Play,
+        ]
+    } else {
+        args.kinds.clone()
+    };
+    let clients = match args.client {
+        ClientKind::Both => vec![ClientKind::Decode, ClientKind::Raw],
+        c => vec![c],
+    };
+    // runs[cell] holds every repetition of that (concurrency, client, rpc) cell.
     let mut runs: Vec<Vec<Report>> = Vec::new();
     for round in 0..args.repeat.max(1) {
         let mut cell = 0;
         for &concurrency in &args.matrix {
-            for rpc in kinds {
-                let report = run(&args, rpc, concurrency).await?;
-                eprintln!("round={round} {} loadavg={}", report.line(), loadavg());
-                if runs.len() <= cell {
-                    runs.push(Vec::new());
+            for &client in &clients {
+                for &rpc in &kinds {
+                    let report = run(&args, rpc, client, concurrency).await?;
+                    eprintln!("round={round} {} loadavg={}", report.line(), loadavg());
+                    if runs.len() <= cell {
+                        runs.push(Vec::new());
+                    }
+                    runs[cell].push(report);
+                    cell += 1;
                 }
-                runs[cell].push(report);
-                cell += 1;
             }
         }
     }
@@ -403,30 +644,31 @@ async fn main_async(args: Args) -> Result<(), String> {
             v[v.len() / 2]
         }
     };
-    // The health ceiling of each round, for the per-round ratio.
-    let health_of = |concurrency: usize, round: usize| -> f64 {
+    // The health ceiling of each round (same concurrency and client), for the ratio.
+    let health_of = |concurrency: usize, client: ClientKind, round: usize| -> f64 {
         runs.iter()
             .flatten()
-            .filter(|r| r.rpc == Rpc::Health && r.concurrency == concurrency)
+            .filter(|r| r.rpc == Rpc::Health && r.concurrency == concurrency && r.client == client)
             .nth(round)
             .map_or(f64::NAN, Report::throughput)
     };
     println!(
-        "| clients | RPC | req/s (median of {}) | p50 ms | p99 ms | p99.9 ms | errors | vs. health (median of per-round ratios) |",
+        "| clients | client | RPC | req/s (median of {}) | p50 ms | p99 ms | p99.9 ms | errors | vs. health (median of per-round ratios) |",
         args.repeat.max(1)
     );
-    println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for cell in &runs {
         let Some(first) = cell.first() else { continue };
         let ratio = median(
             cell.iter()
                 .enumerate()
-                .map(|(round, r)| r.throughput() / health_of(r.concurrency, round))
+                .map(|(round, r)| r.throughput() / health_of(r.concurrency, r.client, round))
                 .collect(),
         );
         println!(
-            "| {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2}x |",
+            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2}x |",
             first.concurrency,
+            first.client.name(),
             first.rpc.name(),
             median(cell.iter().map(Report::throughput).collect()),
             median(cell.iter().map(|r| r.percentile_ms(50.0)).collect()),
@@ -449,6 +691,10 @@ fn loadavg() -> String {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64 % 2_000_000_000);
+    FEN_SERIAL.store(seed, std::sync::atomic::Ordering::Relaxed);
     if args.concurrency == 0 || args.matrix.contains(&0) {
         eprintln!("chess-load: concurrency must be at least 1");
         return ExitCode::from(2);

@@ -5,17 +5,33 @@
 //! parks each one after its task, so at 64 concurrent calls most of the time went into
 //! waking and parking threads (futex and condvar waits were ~45% of the server's profile).
 //! A pool of one thread per core that drains a shared queue stays busy while there is
-//! work. Long work (perft) still goes to `spawn_blocking`, so it can never hold this
-//! queue up.
+//! work, and a submit wakes a thread only when one is waiting (a `std::sync::mpsc`
+//! receiver behind a mutex, as before, woke a waiting thread per job and handed the
+//! mutex on with a second wake). Long work (perft) still goes to `spawn_blocking`, so it
+//! can never hold this queue up.
 
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// The queue the threads share.
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// Threads waiting for a job: a submit wakes one only if there is one, so while
+    /// every thread is busy a submit makes no system call.
+    idle: usize,
+    closed: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
 /// The pool. Dropping it lets the threads finish the queued jobs and exit.
 pub struct CpuPool {
-    queue: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
 }
 
 /// The pool is gone (shutting down) or the job panicked.
@@ -26,31 +42,21 @@ pub struct NotRun;
 impl CpuPool {
     /// A pool of `threads` threads (at least one).
     pub fn new(threads: usize) -> std::io::Result<CpuPool> {
-        let (queue, jobs) = mpsc::channel::<Job>();
-        let jobs = Arc::new(Mutex::new(jobs));
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                idle: 0,
+                closed: false,
+            }),
+            ready: Condvar::new(),
+        });
         for i in 0..threads.max(1) {
-            let jobs = jobs.clone();
+            let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("cpu-pool-{i}"))
-                .spawn(move || {
-                    loop {
-                        // The lock is held only to take one job off the queue.
-                        let job = match jobs.lock() {
-                            Ok(queue) => queue.recv(),
-                            Err(_) => return,
-                        };
-                        match job {
-                            // A panicking job drops its answer channel (the caller sees
-                            // NotRun) and leaves the thread serving.
-                            Ok(job) => {
-                                drop(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)))
-                            }
-                            Err(_) => return, // the pool was dropped
-                        }
-                    }
-                })?;
+                .spawn(move || work(&shared))?;
         }
-        Ok(CpuPool { queue })
+        Ok(CpuPool { shared })
     }
 
     /// Runs `work` on the pool and resolves with its result.
@@ -64,8 +70,55 @@ impl CpuPool {
             // The caller may have gone away; then nobody wants the answer.
             let _ = tx.send(work());
         });
-        self.queue.send(job).map_err(|_| NotRun)?;
+        {
+            let mut queue = self.shared.queue.lock().map_err(|_| NotRun)?;
+            if queue.closed {
+                return Err(NotRun);
+            }
+            queue.jobs.push_back(job);
+            if queue.idle > 0 {
+                self.shared.ready.notify_one();
+            }
+        }
         rx.await.map_err(|_| NotRun)
+    }
+}
+
+impl Drop for CpuPool {
+    fn drop(&mut self) {
+        if let Ok(mut queue) = self.shared.queue.lock() {
+            queue.closed = true;
+        }
+        self.shared.ready.notify_all();
+    }
+}
+
+/// A pool thread: takes jobs until the pool is dropped and the queue is empty. The lock
+/// is held only to take a job off the queue.
+fn work(shared: &Shared) {
+    let Ok(mut queue) = shared.queue.lock() else {
+        return;
+    };
+    loop {
+        if let Some(job) = queue.jobs.pop_front() {
+            drop(queue);
+            // A panicking job drops its answer channel (the caller sees NotRun) and
+            // leaves the thread serving.
+            drop(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
+            queue = match shared.queue.lock() {
+                Ok(q) => q,
+                Err(_) => return,
+            };
+        } else if queue.closed {
+            return;
+        } else {
+            queue.idle += 1;
+            queue = match shared.ready.wait(queue) {
+                Ok(q) => q,
+                Err(_) => return,
+            };
+            queue.idle -= 1;
+        }
     }
 }
 

@@ -5,6 +5,15 @@
 pub mod convert;
 pub mod cpu_pool;
 pub mod error;
+pub mod fen_cache;
+pub mod wire;
+
+/// The generated gRPC server of `chess.v1.ChessService`: the client's messages, except
+/// that LegalMoves answers with pre-encoded bytes (see `build/proto.rs` and [`wire`]).
+pub mod grpc {
+    #![allow(missing_docs)]
+    include!(concat!(env!("OUT_DIR"), "/server/chess.v1.rs"));
+}
 
 use std::future::Future;
 use std::sync::Arc;
@@ -40,6 +49,7 @@ pub struct PerftLimits {
 pub struct ChessService {
     registry: Arc<Registry>,
     cpu: cpu_pool::CpuPool,
+    fen_cache: Arc<fen_cache::FenCache>,
     perft: PerftLimits,
     perft_slots: Arc<Semaphore>,
     in_flight: Arc<AtomicUsize>,
@@ -47,15 +57,18 @@ pub struct ChessService {
 
 impl ChessService {
     /// The service over `registry`, with a pool of `cpu_threads` threads for short CPU
-    /// work (LegalMoves by FEN).
+    /// work (LegalMoves by FEN) and a cache of `fen_cache_entries` LegalMoves-by-FEN
+    /// answers (0: none).
     pub fn new(
         registry: Arc<Registry>,
         perft: PerftLimits,
         cpu_threads: usize,
+        fen_cache_entries: usize,
     ) -> std::io::Result<ChessService> {
         Ok(ChessService {
             registry,
             cpu: cpu_pool::CpuPool::new(cpu_threads)?,
+            fen_cache: Arc::new(fen_cache::FenCache::new(fen_cache_entries)),
             perft,
             perft_slots: Arc::new(Semaphore::new(perft.max_concurrent)),
             in_flight: Arc::new(AtomicUsize::new(0)),
@@ -253,10 +266,15 @@ impl ChessService {
             })
     }
 
+    /// The cache and hit/miss counts of LegalMoves by FEN.
+    pub fn fen_cache(&self) -> Arc<fen_cache::FenCache> {
+        self.fen_cache.clone()
+    }
+
     async fn legal_moves(
         &self,
         req: pb::LegalMovesRequest,
-    ) -> Result<pb::LegalMovesResponse, ServiceError> {
+    ) -> Result<wire::EncodedLegalMoves, ServiceError> {
         match req.position {
             Some(RequestedPosition::GameId(id)) => {
                 validate_game_id(&id)?;
@@ -264,11 +282,19 @@ impl ChessService {
             }
             Some(RequestedPosition::Fen(fen)) => {
                 let variant = variant_from_pb(req.variant, "variant")?;
+                if let Some(answer) = self.fen_cache.get(&fen, variant) {
+                    return Ok(answer);
+                }
                 // Parsing and generating are CPU work: keep them off the async workers.
+                let cache = self.fen_cache.clone();
                 self.cpu
                     .run(move || {
-                        parse_fen("fen", &fen, variant)
-                            .map(|pos| convert::position_legal_moves(&pos))
+                        let answer =
+                            parse_fen("fen", &fen, variant).map(|p| wire::position_legal_moves(&p));
+                        if let Ok(answer) = &answer {
+                            cache.insert(&fen, variant, answer.clone());
+                        }
+                        answer
                     })
                     .await
                     .map_err(|e| ServiceError::Internal(format!("legal moves by FEN: {e}")))?
@@ -423,23 +449,37 @@ impl CallGuard {
 
     fn finish(&mut self, result: &Result<(), &ServiceError>) {
         self.finished = true;
-        let latency_us = self.start.elapsed().as_micros() as u64;
-        let code = match result {
-            Ok(()) => tonic::Code::Ok,
-            Err(e) => e.code(),
+        let _entered = self.span.enter();
+        let (code, level) = match result {
+            Ok(()) => (tonic::Code::Ok, tracing::Level::DEBUG),
+            Err(e) => match e.code() {
+                code @ (tonic::Code::Internal | tonic::Code::DataLoss | tonic::Code::Unknown) => {
+                    (code, tracing::Level::ERROR)
+                }
+                code => (code, tracing::Level::INFO),
+            },
         };
+        // Recording makes the log layer format the field into the span's text, so it is
+        // done only when the event below is logged (a success logs at DEBUG, off by
+        // default): the log lines are the same, a success costs less.
+        let logged = match level {
+            tracing::Level::DEBUG => tracing::enabled!(tracing::Level::DEBUG),
+            tracing::Level::ERROR => tracing::enabled!(tracing::Level::ERROR),
+            _ => tracing::enabled!(tracing::Level::INFO),
+        };
+        if !logged {
+            return;
+        }
+        let latency_us = self.start.elapsed().as_micros() as u64;
         self.span
             .record("code", tracing::field::display(code_name(code)));
         self.span.record("latency_us", latency_us);
-        let _entered = self.span.enter();
         match result {
             Ok(()) => tracing::debug!("ok"),
-            Err(e) => match e.code() {
-                tonic::Code::Internal | tonic::Code::DataLoss | tonic::Code::Unknown => {
-                    tracing::error!(reason = e.reason(), "{e}")
-                }
-                _ => tracing::info!(reason = e.reason(), "{e}"),
-            },
+            Err(e) if level == tracing::Level::ERROR => {
+                tracing::error!(reason = e.reason(), "{e}")
+            }
+            Err(e) => tracing::info!(reason = e.reason(), "{e}"),
         }
     }
 }
@@ -513,7 +553,7 @@ impl ChessService {
 }
 
 #[tonic::async_trait]
-impl pb::chess_service_server::ChessService for ChessService {
+impl grpc::chess_service_server::ChessService for ChessService {
     async fn new_game(
         &self,
         request: Request<pb::NewGameRequest>,
@@ -559,7 +599,7 @@ impl pb::chess_service_server::ChessService for ChessService {
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
-    ) -> Result<Response<pb::LegalMovesResponse>, tonic::Status> {
+    ) -> Result<Response<wire::EncodedLegalMoves>, tonic::Status> {
         let deadline = deadline_of(&request);
         let req = request.into_inner();
         let id = match &req.position {
