@@ -1,6 +1,9 @@
-//! An authoritative chess rules service: the rules engine ([`rules`]), the game store
-//! ([`store`]) and, on top of them, the gRPC service ([`service`], [`server`]).
+//! An authoritative chess rules service: the rules engine ([`rules`]), the game
+//! lifecycle on top of it ([`lifecycle`]: turns, offers, endings, clocks, the event log),
+//! the game store ([`store`]) and, on top of them, the gRPC service ([`service`],
+//! [`server`]).
 
+pub mod lifecycle;
 pub mod rules;
 pub mod store;
 
