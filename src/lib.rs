@@ -10,6 +10,8 @@ pub mod store;
 /// The generated `chess.v1` protobuf messages, client and server.
 pub mod pb {
     #![allow(missing_docs)]
+    // Generated oneofs hold whole messages by value (a `GameEvent` beside a small `Resync`).
+    #![allow(clippy::large_enum_variant)]
     tonic::include_proto!("chess.v1");
 
     /// The encoded descriptor set of `chess.v1`, served by server reflection.

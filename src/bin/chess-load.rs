@@ -224,6 +224,7 @@ impl Caller {
             game_id: self.game_id.clone(),
             r#move: self.script[self.ply].clone(),
             expected_ply: Some(self.ply as u32),
+            color: 0,
         };
         self.chess.play(req).await?;
         self.ply += 1;

@@ -75,7 +75,7 @@ impl TimeControl {
 }
 
 fn seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         let s = format!("{}.{:03}", ms / 1000, ms % 1000);
@@ -110,7 +110,7 @@ pub fn pgn_clk(ms: u64) -> String {
         ms / 1000 % 60,
         ms % 1000 / 100,
     );
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{h}:{m:02}:{s:02}")
     } else {
         format!("{h}:{m:02}:{s:02}.{tenths}")
