@@ -335,3 +335,74 @@ fn unknown_event_kinds_and_clock_modes_ask_for_a_newer_build() {
         Err(CodecError::LogReplay(_))
     ));
 }
+
+/// The LOG and CLOCK example of docs/STORAGE.md, byte for byte.
+#[test]
+fn the_documented_log_example() {
+    let t0 = 1_700_000_000_000;
+    let mut m = Match::timed(Position::new(), tc(300_000, 2000), t0);
+    m.play(t0 + 1500, None, "e4").unwrap();
+    m.offer_draw(t0 + 1600, Color::White).unwrap();
+    m.play(t0 + 4000, None, "e5").unwrap();
+    m.resign(t0 + 5000, Color::White).unwrap();
+    let record = codec::encode(&meta("g2", t0), &m).unwrap();
+    let hex: Vec<String> = record.iter().map(|b| format!("{b:02x}")).collect();
+    println!("{}", hex.join(" "));
+    assert_eq!(hex.join(" "), DOC_EXAMPLE);
+}
+
+const DOC_EXAMPLE: &str = "01 01 08 00 80 d0 95 ff bc 31 00 03 05 05 66 29 a2 a0 04 0e 00 e0 a7 12 \
+                           d0 0f dc 0b 64 e0 12 00 e8 07 80 a6 a3 fa";
+
+/// The cost of the log form, measured on the corpus games: each game written untimed
+/// with one non-move event (so in the LOG form: one tag bit per event), and timed with a
+/// move every 1 to 10 seconds (the CLOCK section adds each event's time).
+#[test]
+fn log_form_size_over_the_corpus() {
+    #[path = "common/corpus_games.rs"]
+    mod corpus_games;
+    let (mut plies, mut moves_form, mut log_form, mut timed_form) =
+        (0usize, 0usize, 0usize, 0usize);
+    let mut rng = Rng(11);
+    for g in corpus_games::corpus_games() {
+        let meta = GameMeta {
+            id: format!("corpus-{}", g.game_id),
+            variant: g.variant,
+            start: g.start.clone(),
+            created_unix_ms: 1_700_000_000_000,
+        };
+        let start = *g.game.start();
+        let moves = Match::from_moves(g.game.clone());
+        moves_form += codec::encode(&meta, &moves).unwrap().len();
+        // The same moves with a draw offer (and its refusal) before the first (none in the
+        // few corpus games that start in an already finished position).
+        let mut evented = Match::untimed(start);
+        if evented.offer_draw(0, Color::White).is_ok() {
+            evented.respond_to_draw(0, Color::Black, false).unwrap();
+        }
+        let mut timed = Match::timed(start, tc(24 * 3_600_000, 0), meta.created_unix_ms);
+        let mut now = meta.created_unix_ms;
+        for m in g.game.moves() {
+            let uci = evented.game().position().uci(*m);
+            evented.play(0, None, &uci).unwrap();
+            now += 1000 + rng.below(9000) as u64;
+            timed.play(now, None, &uci).unwrap();
+        }
+        log_form += round_trip(&meta, &evented).len();
+        timed_form += round_trip(&meta, &timed).len();
+        plies += g.game.ply();
+    }
+    let per = |b: usize| b as f64 / plies as f64;
+    println!(
+        "{plies} plies: moves form {:.3} B/ply; log form (one offer and refusal per game) {:.3} B/ply; \
+         timed (a move every 1-10 s) {:.3} B/ply",
+        per(moves_form),
+        per(log_form),
+        per(timed_form)
+    );
+    assert!(per(moves_form) <= 1.0);
+    assert!(
+        per(log_form) <= 1.0,
+        "the log form also stays under a byte per ply"
+    );
+}
