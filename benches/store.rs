@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position};
 use chess_service::store::codec;
 use chess_service::store::{
@@ -146,7 +147,9 @@ fn bytes_per_ply() {
     let (mut plies, mut bytes, mut bits, mut floor) = (0usize, 0usize, 0u64, 0f64);
     for g in games {
         let m = meta(format!("corpus-{}", g.game_id), g.start.clone(), g.variant);
-        bytes += codec::encode(&m, &g.game).expect("encodes").len();
+        bytes += codec::encode(&m, &Match::from_moves(g.game.clone()))
+            .expect("encodes")
+            .len();
         let (b, f) = codec::move_bits(&g.game).expect("encodes");
         bits += b;
         floor += f;
@@ -192,9 +195,14 @@ fn games_200() -> Vec<(GameMeta, Game)> {
 fn replay() {
     let games = games_200();
     assert!(!games.is_empty(), "the corpus has 200-ply games");
+    let matches: Vec<Match> = games
+        .iter()
+        .map(|(_, g)| Match::from_moves(g.clone()))
+        .collect();
     let records: Vec<(String, Vec<u8>)> = games
         .iter()
-        .map(|(m, g)| (m.id.clone(), codec::encode(m, g).expect("encodes")))
+        .zip(&matches)
+        .map(|((m, _), g)| (m.id.clone(), codec::encode(m, g).expect("encodes")))
         .collect();
     // Decode + replay from bytes in memory.
     let mut times = Vec::new();
@@ -203,7 +211,7 @@ fn replay() {
             let t = Instant::now();
             let d = codec::decode(id, rec).expect("decodes");
             times.push(t.elapsed());
-            assert_eq!(d.loaded.game.ply(), 200);
+            assert_eq!(d.loaded.game.game().ply(), 200);
         }
     }
     times.sort();
@@ -216,6 +224,46 @@ fn replay() {
         us(percentile(&times, 0.5)),
         us(percentile(&times, 0.99)),
         times.len()
+    );
+    // The same games in the log form (a draw offer and its refusal before the moves),
+    // timed (a move every second): every event goes through the lifecycle's replay.
+    let logged: Vec<(String, Vec<u8>)> = games
+        .iter()
+        .map(|(m, g)| {
+            let control = chess_service::lifecycle::TimeControl::new(86_400_000, 0)
+                .expect("a valid control");
+            let mut timed = Match::timed(*g.start(), control, m.created_unix_ms);
+            let t0 = m.created_unix_ms;
+            timed
+                .offer_draw(t0, chess_service::rules::Color::White)
+                .expect("offer");
+            timed
+                .respond_to_draw(t0, chess_service::rules::Color::Black, false)
+                .expect("decline");
+            for (i, &mv) in g.moves().iter().enumerate() {
+                let uci = timed.game().position().uci(mv);
+                timed
+                    .play(t0 + 1000 * (i as u64 + 1), None, &uci)
+                    .expect("legal");
+            }
+            (m.id.clone(), codec::encode(m, &timed).expect("encodes"))
+        })
+        .collect();
+    let mut log_times = Vec::new();
+    for _ in 0..20 {
+        for (id, rec) in &logged {
+            let t = Instant::now();
+            let d = codec::decode(id, rec).expect("decodes");
+            log_times.push(t.elapsed());
+            assert_eq!(d.loaded.game.game().ply(), 200);
+        }
+    }
+    log_times.sort();
+    println!(
+        "decode + replay of the log form (timed, an offer and its refusal, 202 events): p50 {} p99 {} ({} bytes per game on average)",
+        us(percentile(&log_times, 0.5)),
+        us(percentile(&log_times, 0.99)),
+        logged.iter().map(|(_, r)| r.len()).sum::<usize>() / logged.len().max(1)
     );
     // The rules work alone: replaying the same moves with Game::play, no decoding.
     let mut plain = Vec::new();
@@ -262,7 +310,7 @@ fn replay() {
     );
     // Encoding a whole game from scratch (a save with a cold encoder cache).
     let mut enc = Vec::new();
-    for (m, g) in &games {
+    for ((m, _), g) in games.iter().zip(&matches) {
         let t = Instant::now();
         let r = codec::encode(m, g).expect("encodes");
         enc.push(t.elapsed());
@@ -279,7 +327,7 @@ fn replay() {
     {
         let store = SledStore::open(SledConfig::new(dir.path()).durability(Durability::None))
             .expect("open");
-        for (m, g) in &games {
+        for ((m, _), g) in games.iter().zip(&matches) {
             drop(store.create(m, g).expect("create"));
         }
         store.close().expect("close");
@@ -290,7 +338,7 @@ fn replay() {
         let t = Instant::now();
         let l = store.load(&m.id).expect("load").expect("present");
         loads.push(t.elapsed());
-        assert_eq!(l.game.ply(), 200);
+        assert_eq!(l.game.game().ply(), 200);
     }
     let very_first = loads[0];
     loads.sort();
@@ -340,13 +388,14 @@ impl Run {
 }
 
 /// Plays a random move, or starts a new game when this one is over or long.
-fn next_move(game: &mut Game, rng: &mut Rng) -> bool {
-    if game.ply() >= 200 || game.status().is_over() {
+fn next_move(game: &mut Match, rng: &mut Rng) -> bool {
+    let board = game.game();
+    if board.ply() >= 200 || game.status().is_over() {
         return false;
     }
-    let legal = game.legal_moves();
-    game.play(legal[rng.below(legal.len())])
-        .expect("legal move");
+    let legal = board.legal_moves();
+    let uci = board.position().uci(legal[rng.below(legal.len())]);
+    game.play(0, None, &uci).expect("legal move");
     true
 }
 
@@ -366,7 +415,7 @@ async fn distinct_writer(
             chess_service::rules::Variant::Standard,
         );
         k += 1;
-        let mut game = Game::new(Position::new());
+        let mut game = Match::untimed(Position::new());
         store.create(&m, &game)?.wait().await?;
         while !stop.load(Ordering::Relaxed) && next_move(&mut game, &mut rng) {
             let t = Instant::now();
@@ -385,7 +434,7 @@ async fn distinct_writer(
 
 async fn hot_writer(
     store: Arc<SledStore>,
-    hot: Arc<tokio::sync::Mutex<(GameMeta, Game, Rng)>>,
+    hot: Arc<tokio::sync::Mutex<(GameMeta, Match, Rng)>>,
     hold: bool,
     stop: Arc<AtomicBool>,
     measure: Arc<AtomicBool>,
@@ -396,8 +445,8 @@ async fn hot_writer(
         let mut guard = hot.lock().await;
         let (m, game, rng) = &mut *guard;
         if !next_move(game, rng) {
-            // Start the hot game over (one undo back to the start is also a save).
-            while game.undo().is_some() {}
+            // Start the hot game over (a new history under the same id is also a save).
+            *game = Match::untimed(Position::new());
         }
         let ticket = store.save(m, game)?;
         if hold {
@@ -486,7 +535,7 @@ fn throughput(o: &Opts) {
                         Start::Standard,
                         chess_service::rules::Variant::Standard,
                     ),
-                    Game::new(Position::new()),
+                    Match::untimed(Position::new()),
                     Rng(99),
                 )));
                 {
@@ -535,21 +584,21 @@ fn startup(o: &Opts) {
                 Start::Standard,
                 chess_service::rules::Variant::Standard,
             );
-            let mut game = Game::new(Position::new());
+            let mut game = Match::untimed(Position::new());
             let target = rng.below(201);
             if o.move_by_move {
                 // As the service writes: the record again after every move.
                 drop(store.create(&m, &game).expect("create"));
-                while game.ply() < target && next_move(&mut game, &mut rng) {
+                while game.game().ply() < target && next_move(&mut game, &mut rng) {
                     drop(store.save(&m, &game).expect("save"));
                 }
             } else {
-                while game.ply() < target && next_move(&mut game, &mut rng) {}
+                while game.game().ply() < target && next_move(&mut game, &mut rng) {}
                 drop(store.create(&m, &game).expect("create"));
             }
-            plies += game.ply();
+            plies += game.game().ply();
             if i % (o.games / 100).max(1) == 0 {
-                sample.push((m.id.clone(), game.ply()));
+                sample.push((m.id.clone(), game.game().ply()));
             }
         }
         store.close().expect("close");
@@ -573,7 +622,7 @@ fn startup(o: &Opts) {
         let t = Instant::now();
         let (id, ply) = &sample[round * 7 % sample.len()];
         let l = store.load(id).expect("load").expect("present");
-        assert_eq!(l.game.ply(), *ply);
+        assert_eq!(l.game.game().ply(), *ply);
         let first = t.elapsed();
         println!(
             "open #{round}: {} ms; first load after open ({ply} plies): {}",

@@ -1,5 +1,6 @@
 //! The game registry: one serialization point per game, a bounded cache of loaded games,
-//! lazy loading from the store, and writes acknowledged only once durable.
+//! lazy loading from the store, writes acknowledged only once durable, flag timers, and
+//! the live event streams spectators subscribe to.
 //!
 //! Why it is shaped this way:
 //! - Generating legal moves touches a position, and moves for one game must be ordered,
@@ -9,43 +10,84 @@
 //! - A change is applied, saved and its durability ticket awaited while the game's lock is
 //!   held, so no reader ever sees a state that is not yet durable. That critical section
 //!   runs in its own task: a caller that hangs up cannot abandon it half-way.
+//! - Time is read once, when a call reaches the registry, and passed down: the lifecycle
+//!   charges clocks and decides flags at that instant, under the game's lock. Every
+//!   access first records a flag that has fallen (at its exact flag time), so a read can
+//!   write; an untimed game's read never does.
+//! - Events reach spectators only after they are durable (published under the lock after
+//!   the ticket resolved), through a bounded broadcast channel per game: publishing never
+//!   waits for a spectator; one that falls behind is told to resync.
+//! - A timed game that is loaded and running has one flag timer task (holding only a weak
+//!   reference to the registry and the game's id), re-armed when the flag time changes and
+//!   aborted when the game ends or its entry is dropped (evicted, or reset after a failed
+//!   write). Eviction cannot lose a flag: the next access records it.
 //! - A cell is evicted only when nobody holds it (`Arc::strong_count == 1` under the shard
-//!   lock, where every clone is made), so a game in use is never dropped and never loaded
-//!   twice.
+//!   lock, where every clone is made), so a game in use (or watched) is never dropped and
+//!   never loaded twice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
-use tokio::sync::OwnedMutexGuard;
+use tokio::sync::{OwnedMutexGuard, broadcast, watch};
 
+use crate::lifecycle::{Match, Refusal};
 use crate::pb;
-use crate::rules::{Game, PlayError};
+use crate::rules::{Color, Game};
 use crate::service::ServiceError;
 use crate::service::convert;
 use crate::service::wire::{self, EncodedLegalMoves};
 use crate::store::{GameMeta, GameStore, StoreError};
 
+/// The server's clock, Unix milliseconds: the time every call is charged at.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Spectator events buffered per game for the slowest subscriber, by default.
+pub const DEFAULT_WATCH_BUFFER: usize = 256;
+
 /// A loaded game, the SAN of its moves (kept move by move, so no call recomputes the
-/// whole list), and the API views of it computed since its last change.
+/// whole list), the API views of it computed since its last change, its spectators'
+/// channel and its flag timer.
 pub struct GameEntry {
     meta: GameMeta,
-    game: Game,
+    game: Match,
     san: Vec<String>,
     view: Option<pb::Game>,
     legal: Option<EncodedLegalMoves>,
+    /// Live events, created by the first subscription.
+    events: Option<broadcast::Sender<Arc<pb::GameEvent>>>,
+    timer: Option<FlagTimer>,
+}
+
+/// The flag timer of a running timed game; aborted when dropped.
+struct FlagTimer {
+    at_ms: u64,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FlagTimer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 impl GameEntry {
-    pub fn new(meta: GameMeta, game: Game) -> GameEntry {
-        let san = game.san_moves();
+    pub fn new(meta: GameMeta, game: Match) -> GameEntry {
+        let san = game.game().san_moves();
         GameEntry {
             meta,
             game,
             san,
             view: None,
             legal: None,
+            events: None,
+            timer: None,
         }
     }
 
@@ -53,35 +95,106 @@ impl GameEntry {
         &self.meta
     }
 
+    /// The board.
     pub fn game(&self) -> &Game {
+        self.game.game()
+    }
+
+    /// The whole game: board, log, clocks, offer, ending.
+    pub fn lifecycle(&self) -> &Match {
         &self.game
     }
 
-    /// Plays a move given as UCI or SAN; returns it as the API describes it.
-    pub fn play_text(&mut self, text: &str) -> Result<pb::Move, PlayError> {
-        let before = *self.game.position();
-        let m = self.game.play_text(text)?;
+    /// Runs one lifecycle operation, recording events for spectators if there are any,
+    /// and forgets the cached views if the game changed.
+    fn apply<T>(
+        &mut self,
+        op: impl FnOnce(&mut Match) -> Result<T, Refusal>,
+    ) -> Result<T, Refusal> {
+        let before = self.game.version();
+        let watched = self
+            .events
+            .as_ref()
+            .is_some_and(|tx| tx.receiver_count() > 0);
+        self.game.set_recording(watched);
+        let result = op(&mut self.game);
+        if self.game.version() != before {
+            self.view = None;
+            self.legal = None;
+        }
+        result
+    }
+
+    /// Records a flag that fell by `now`. True if one did.
+    pub fn settle(&mut self, now: u64) -> Result<bool, Refusal> {
+        self.apply(|g| g.settle(now))
+    }
+
+    /// Whether a flag has fallen by `now` that is not recorded yet.
+    fn flag_due(&self, now: u64) -> bool {
+        self.game.flag_time().is_some_and(|t| now >= t)
+    }
+
+    /// Plays a move given as UCI or SAN at `now`; returns it as the API describes it.
+    pub fn play(
+        &mut self,
+        now: u64,
+        color: Option<Color>,
+        text: &str,
+    ) -> Result<pb::Move, Refusal> {
+        let before = *self.game.game().position();
+        let m = self.apply(|g| g.play(now, color, text))?;
         let mv = convert::move_to_pb(&before, m);
         self.san.push(mv.san.clone());
-        self.changed();
         Ok(mv)
     }
 
-    /// Takes back the last move; returns it as the API describes it (in the position
-    /// before it). `None` at the start.
-    pub fn undo(&mut self) -> Option<pb::Move> {
-        let m = self.game.undo()?;
+    /// Takes back the last move at `now`; returns it as the API describes it (in the
+    /// position before it).
+    pub fn undo(&mut self, now: u64, color: Option<Color>) -> Result<pb::Move, Refusal> {
+        let (before, m) = self.apply(|g| g.undo(now, color))?;
         self.san.pop();
-        self.changed();
-        Some(convert::move_to_pb(self.game.position(), m))
+        Ok(convert::move_to_pb(&before, m))
     }
 
-    /// The game as the API shows it (computed once per state, then cloned).
-    pub fn view(&mut self) -> pb::Game {
+    pub fn offer_draw(&mut self, now: u64, color: Color) -> Result<(), Refusal> {
+        self.apply(|g| g.offer_draw(now, color))
+    }
+
+    pub fn respond_to_draw(&mut self, now: u64, color: Color, accept: bool) -> Result<(), Refusal> {
+        self.apply(|g| g.respond_to_draw(now, color, accept))
+    }
+
+    pub fn resign(&mut self, now: u64, color: Color) -> Result<(), Refusal> {
+        self.apply(|g| g.resign(now, color))
+    }
+
+    /// Claims a draw, with the announced move if any; returns that move, played.
+    pub fn claim_draw(
+        &mut self,
+        now: u64,
+        color: Color,
+        text: Option<&str>,
+    ) -> Result<Option<pb::Move>, Refusal> {
+        let played = self.apply(|g| g.claim_draw(now, color, text))?;
+        Ok(played.map(|(before, m)| {
+            let mv = convert::move_to_pb(&before, m);
+            self.san.push(mv.san.clone());
+            mv
+        }))
+    }
+
+    /// The game as the API shows it, clocks read at `now` (computed once per state, then
+    /// cloned with the clocks brought forward).
+    pub fn view(&mut self, now: u64) -> pb::Game {
         if self.view.is_none() {
             self.view = Some(convert::game_to_pb(&self.meta, &self.game, &self.san));
         }
-        self.view.clone().unwrap_or_default()
+        let mut view = self.view.clone().unwrap_or_default();
+        if let Some(clock) = view.clock.as_mut() {
+            convert::advance_clock(clock, now);
+        }
+        view
     }
 
     /// The moves playable now, encoded (computed once per state; a clone shares the
@@ -92,10 +205,29 @@ impl GameEntry {
             .clone()
     }
 
-    /// Forgets the cached views after the game changed.
-    fn changed(&mut self) {
-        self.view = None;
-        self.legal = None;
+    /// Sends the events recorded since the last call to the spectators. Called once they
+    /// are durable.
+    fn publish(&mut self) {
+        let records = self.game.take_records();
+        if let Some(tx) = &self.events {
+            for record in &records {
+                // No receiver left is not an error: nobody is watching any more.
+                let _ = tx.send(Arc::new(convert::event_to_pb(&self.meta, record)));
+            }
+        }
+    }
+
+    /// A receiver of the live events (creating the channel, of `capacity` events, on the
+    /// first subscription).
+    fn subscribe(&mut self, capacity: usize) -> broadcast::Receiver<Arc<pb::GameEvent>> {
+        match &self.events {
+            Some(tx) => tx.subscribe(),
+            None => {
+                let (tx, rx) = broadcast::channel(capacity.max(1));
+                self.events = Some(tx);
+                rx
+            }
+        }
     }
 }
 
@@ -120,12 +252,6 @@ struct Shard {
     slots: HashMap<String, Slot>,
 }
 
-/// What a mutation did: its answer, and whether the game changed (and must be saved).
-pub struct Outcome<R> {
-    pub value: R,
-    pub changed: bool,
-}
-
 /// How a game's start was asked for in NewGame, to compare against an existing game.
 pub enum StartRequest {
     /// The request named no start: any existing game with this id is the answer.
@@ -134,13 +260,15 @@ pub enum StartRequest {
     Named,
 }
 
-/// The registry of games: find, load, create, read and change them.
+/// The registry of games: find, load, create, read, change and watch them.
 pub struct Registry {
     store: Arc<dyn GameStore>,
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
     per_shard: usize,
     clock: AtomicU64,
+    watch_buffer: usize,
+    shutdown: watch::Sender<bool>,
 }
 
 impl Registry {
@@ -158,7 +286,27 @@ impl Registry {
             hasher: RandomState::new(),
             per_shard: cache_games.div_ceil(shard_count),
             clock: AtomicU64::new(0),
+            watch_buffer: DEFAULT_WATCH_BUFFER,
+            shutdown: watch::Sender::new(false),
         }
+    }
+
+    /// Sets how many events each game buffers for its slowest spectator before that
+    /// spectator is told to resync.
+    pub fn with_watch_buffer(mut self, events: usize) -> Registry {
+        self.watch_buffer = events.max(1);
+        self
+    }
+
+    /// Ends every open watch stream (they get UNAVAILABLE, so that spectators reconnect
+    /// elsewhere) and stops the flag timers: open streams must not hold the process at
+    /// shutdown. Games themselves keep serving until the server stops.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    fn shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
     }
 
     /// How many games are in the cache right now (loaded or being loaded).
@@ -224,47 +372,144 @@ impl Registry {
         Ok(guard)
     }
 
-    /// Runs `f` on game `id` under its lock: a consistent, durable state.
-    pub async fn read<R>(
-        &self,
-        id: &str,
-        f: impl FnOnce(&mut GameEntry) -> R,
-    ) -> Result<R, ServiceError> {
-        let mut guard = self.lock_loaded(id).await?;
-        Ok(f(loaded(&mut guard, id)?))
+    /// Runs `f` on game `id` under its lock, with the time the call arrived: a consistent,
+    /// durable state. If a flag fell and is not recorded yet, it is recorded (and made
+    /// durable) first.
+    pub async fn read<R, F>(self: &Arc<Self>, id: &str, f: F) -> Result<R, ServiceError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut GameEntry, u64) -> R + Send + 'static,
+    {
+        let now = now_ms();
+        {
+            let mut guard = self.lock_loaded(id).await?;
+            let entry = loaded(&mut guard, id)?;
+            if !entry.flag_due(now) {
+                self.arm(entry, id);
+                return Ok(f(entry, now));
+            }
+        }
+        self.update_at(id.to_string(), now, move |e, now| Ok(f(e, now)))
+            .await
     }
 
-    /// Runs `f` on game `id` under its lock; if it changed the game, saves it and waits
-    /// until the change is durable before answering (and before the lock is released).
-    /// Runs to completion even if the caller goes away.
+    /// Runs `f` on game `id` under its lock, with the time the call arrived (after
+    /// recording a flag that fell before it); if the game's log grew, saves it and waits
+    /// until the change is durable before answering (and before the lock is released),
+    /// then tells the spectators. Runs to completion even if the caller goes away. An error
+    /// from `f` is answered after a flag recorded before it was saved.
     pub async fn update<R, F>(self: &Arc<Self>, id: String, f: F) -> Result<R, ServiceError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut GameEntry) -> Result<Outcome<R>, ServiceError> + Send + 'static,
+        F: FnOnce(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
+    {
+        self.update_at(id, now_ms(), f).await
+    }
+
+    async fn update_at<R, F>(
+        self: &Arc<Self>,
+        id: String,
+        now: u64,
+        f: F,
+    ) -> Result<R, ServiceError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
     {
         let registry = self.clone();
         let task = tokio::spawn(async move {
             let mut guard = registry.lock_loaded(&id).await?;
             let entry = loaded(&mut guard, &id)?;
-            let outcome = f(entry)?;
-            if !outcome.changed {
-                return Ok(outcome.value);
-            }
-            let written = match registry.store.save(&entry.meta, &entry.game) {
-                Ok(ticket) => ticket.wait().await,
-                Err(e) => Err(e),
+            let before = entry.game.version();
+            let result = match entry.settle(now) {
+                Ok(_) => f(entry, now),
+                Err(refusal) => Err(ServiceError::from_refusal(&id, refusal, "")),
             };
-            if let Err(e) = written {
-                // The store is the source of truth: forget the unacknowledged change and
-                // read the game back on its next use.
-                tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
-                *guard = CellState::Unloaded;
-                return Err(ServiceError::from_store(e));
+            if entry.game.version() != before {
+                let written = match registry.store.save(&entry.meta, &entry.game) {
+                    Ok(ticket) => ticket.wait().await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = written {
+                    // The store is the source of truth: forget the unacknowledged change
+                    // (spectators' streams see their channel close and catch up from the
+                    // store) and read the game back on its next use.
+                    tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
+                    *guard = CellState::Unloaded;
+                    return Err(ServiceError::from_store(e));
+                }
+                entry.publish();
             }
-            Ok(outcome.value)
+            registry.arm(entry, &id);
+            result
         });
         task.await
             .map_err(|e| ServiceError::Internal(format!("a game update task failed: {e}")))?
+    }
+
+    /// Records a fallen flag of game `id`, if any (the flag timer's call). Returns the
+    /// flag time still ahead, if the game still runs.
+    async fn touch(self: &Arc<Self>, id: &str) -> Result<Option<u64>, ServiceError> {
+        self.update(id.to_string(), |e, _| Ok(e.game.flag_time()))
+            .await
+    }
+
+    /// Makes sure a running timed game has a flag timer for its current flag time (and
+    /// that a game without one has none).
+    fn arm(self: &Arc<Self>, entry: &mut GameEntry, id: &str) {
+        let want = entry.game.flag_time().filter(|_| !self.shutting_down());
+        match (&entry.timer, want) {
+            (Some(t), Some(at)) if t.at_ms == at && !t.task.is_finished() => {}
+            (None, None) => {}
+            (_, None) => entry.timer = None,
+            (_, Some(at)) => {
+                let task = tokio::spawn(flag_timer(Arc::downgrade(self), id.to_string(), at));
+                entry.timer = Some(FlagTimer { at_ms: at, task });
+            }
+        }
+    }
+
+    /// Subscribes to game `id`'s events from version `from_version` on: the backlog (by
+    /// replaying the log, outside the game's lock) and the live channel, joined without a
+    /// gap (the subscription is made under the lock). The subscription keeps the game's
+    /// cell loaded.
+    pub async fn subscribe(
+        self: &Arc<Self>,
+        id: &str,
+        from_version: u64,
+    ) -> Result<Subscription, ServiceError> {
+        let cell = self.cell(id)?;
+        let capacity = self.watch_buffer;
+        let key = id.to_string();
+        let (snapshot, meta, rx) = self
+            .update(id.to_string(), move |e, _| {
+                let current = e.game.version();
+                if from_version > current + 1 {
+                    return Err(ServiceError::VersionAhead {
+                        id: key,
+                        from: from_version,
+                        current,
+                    });
+                }
+                let rx = e.subscribe(capacity);
+                Ok((e.game.clone(), e.meta.clone(), rx))
+            })
+            .await?;
+        let records = snapshot.records_since(from_version).map_err(|e| {
+            ServiceError::Internal(format!("replaying game '{id}' for a spectator: {e}"))
+        })?;
+        Ok(Subscription {
+            registry: self.clone(),
+            id: id.to_string(),
+            next_version: from_version,
+            backlog: records
+                .iter()
+                .map(|r| Arc::new(convert::event_to_pb(&meta, r)))
+                .collect(),
+            live: rx,
+            shutdown: self.shutdown.subscribe(),
+            keep_alive: cell,
+        })
     }
 
     /// Creates game `meta.id` from `game`, or answers the existing game of that id when
@@ -274,7 +519,7 @@ impl Registry {
     pub async fn create<S>(
         self: &Arc<Self>,
         meta: GameMeta,
-        game: Game,
+        game: Match,
         start: StartRequest,
         same_start: S,
     ) -> Result<(pb::Game, bool), ServiceError>
@@ -282,13 +527,14 @@ impl Registry {
         S: FnOnce(&GameEntry) -> bool + Send + 'static,
     {
         let registry = self.clone();
+        let id = meta.id.clone();
         let task = tokio::spawn(async move {
             let id = meta.id.clone();
             let mut guard = registry.lock_loaded(&id).await?;
             match &mut *guard {
                 CellState::Loaded(existing) => {
                     if matches!(start, StartRequest::Unspecified) || same_start(existing) {
-                        return Ok((existing.view(), false));
+                        return Ok(None);
                     }
                     let described = convert::describe_start(&existing.meta, &existing.game);
                     return Err(ServiceError::GameAlreadyExists {
@@ -308,12 +554,19 @@ impl Registry {
                 ServiceError::from_store(e)
             })?;
             let mut entry = GameEntry::new(meta, game);
-            let view = entry.view();
+            let view = entry.view(now_ms());
+            registry.arm(&mut entry, &id);
             *guard = CellState::Loaded(Box::new(entry));
-            Ok((view, true))
+            Ok(Some(view))
         });
-        task.await
-            .map_err(|e| ServiceError::Internal(format!("a game creation task failed: {e}")))?
+        let created = task
+            .await
+            .map_err(|e| ServiceError::Internal(format!("a game creation task failed: {e}")))??;
+        match created {
+            Some(view) => Ok((view, true)),
+            // The existing game, read like any other (which records a fallen flag).
+            None => Ok((self.read(&id, |e, now| e.view(now)).await?, false)),
+        }
     }
 }
 
@@ -326,6 +579,109 @@ fn loaded<'a>(
         CellState::Loaded(entry) => Ok(entry),
         CellState::Unloaded => Err(ServiceError::GameNotFound { id: id.to_string() }),
         CellState::Damaged(e) => Err(ServiceError::DataLoss(e.clone())),
+    }
+}
+
+/// The flag timer of one game: sleeps until the flag time, then has the registry record
+/// the flag fall (an update like any call's, so it is durable and published). Holds only
+/// a weak reference to the registry, so it never keeps it (or the game) alive.
+async fn flag_timer(registry: Weak<Registry>, id: String, mut at_ms: u64) {
+    loop {
+        // One millisecond late: a wall-clock reading rounds down.
+        let wait = at_ms.saturating_sub(now_ms()) + 1;
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        if registry.shutting_down() {
+            return;
+        }
+        match registry.touch(&id).await {
+            // Still running (the wall clock was behind the timer): wait again.
+            Ok(Some(next)) => at_ms = next,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(game_id = %id, error = %e, "the flag timer could not record a flag fall; the next call on the game will");
+                return;
+            }
+        }
+    }
+}
+
+/// What a spectator's stream gets next.
+#[derive(Debug)]
+pub enum WatchItem {
+    /// The next event, in version order without gaps.
+    Event(Arc<pb::GameEvent>),
+    /// The spectator fell behind; it should resume from this version. The stream ends.
+    Resync(u64),
+    /// The stream ends with this error (the server is shutting down, or the game can no
+    /// longer be read).
+    End(ServiceError),
+}
+
+/// A spectator's subscription to one game: its backlog, then the live events.
+pub struct Subscription {
+    registry: Arc<Registry>,
+    id: String,
+    /// The version the spectator gets next.
+    next_version: u64,
+    backlog: VecDeque<Arc<pb::GameEvent>>,
+    live: broadcast::Receiver<Arc<pb::GameEvent>>,
+    shutdown: watch::Receiver<bool>,
+    /// Keeps the game loaded (a watched game is in use) and its channel alive.
+    keep_alive: Arc<Cell>,
+}
+
+impl Subscription {
+    /// The version the spectator gets next.
+    pub fn next_version(&self) -> u64 {
+        self.next_version
+    }
+
+    /// The next thing to send. Waits for live events; never makes the game wait.
+    pub async fn next(&mut self) -> WatchItem {
+        loop {
+            if *self.shutdown.borrow() {
+                return WatchItem::End(ServiceError::ShuttingDown);
+            }
+            if let Some(event) = self.backlog.pop_front() {
+                if event.version < self.next_version {
+                    continue;
+                }
+                self.next_version = event.version + 1;
+                return WatchItem::Event(event);
+            }
+            let received = tokio::select! {
+                biased;
+                _ = self.shutdown.changed() => continue,
+                received = self.live.recv() => received,
+            };
+            match received {
+                // Already sent from the backlog (published while subscribing).
+                Ok(event) if event.version < self.next_version => {}
+                Ok(event) if event.version == self.next_version => {
+                    self.next_version += 1;
+                    return WatchItem::Event(event);
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    return WatchItem::Resync(self.next_version);
+                }
+                // A gap (cannot happen: events are published in order under the lock), or
+                // the channel closed because the game's entry was dropped after a failed
+                // write: catch up from the store.
+                Ok(_) | Err(broadcast::error::RecvError::Closed) => {
+                    match self.registry.subscribe(&self.id, self.next_version).await {
+                        Ok(fresh) => {
+                            self.backlog = fresh.backlog;
+                            self.live = fresh.live;
+                            self.keep_alive = fresh.keep_alive;
+                        }
+                        Err(e) => return WatchItem::End(e),
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -374,13 +730,10 @@ mod tests {
         uci: &'static str,
     ) -> Result<usize, ServiceError> {
         registry
-            .update(id.to_string(), move |e| {
-                e.play_text(uci)
+            .update(id.to_string(), move |e, now| {
+                e.play(now, None, uci)
                     .map_err(|err| ServiceError::Internal(err.to_string()))?;
-                Ok(Outcome {
-                    value: e.game().ply(),
-                    changed: true,
-                })
+                Ok(e.game().ply())
             })
             .await
     }
@@ -393,7 +746,7 @@ mod tests {
             let (_, created) = registry
                 .create(
                     meta(&id),
-                    Game::new(Position::new()),
+                    Match::untimed(Position::new()),
                     StartRequest::Named,
                     |_| true,
                 )
@@ -408,7 +761,7 @@ mod tests {
             registry.cached()
         );
         // The first game was evicted long ago; it comes back from the store with its move.
-        let ply = registry.read("g0", |e| e.game().ply()).await.unwrap();
+        let ply = registry.read("g0", |e, _| e.game().ply()).await.unwrap();
         assert_eq!(ply, 1);
     }
 
@@ -418,7 +771,7 @@ mod tests {
         registry
             .create(
                 meta("held"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| true,
             )
@@ -430,7 +783,7 @@ mod tests {
             registry
                 .create(
                     meta(&id),
-                    Game::new(Position::new()),
+                    Match::untimed(Position::new()),
                     StartRequest::Named,
                     |_| true,
                 )
@@ -450,13 +803,13 @@ mod tests {
     async fn unknown_games_are_not_found_and_existing_ids_are_kept() {
         let registry = registry(8);
         assert!(matches!(
-            registry.read("nope", |_| ()).await,
+            registry.read("nope", |_, _| ()).await,
             Err(ServiceError::GameNotFound { .. })
         ));
         registry
             .create(
                 meta("x"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| true,
             )
@@ -465,7 +818,7 @@ mod tests {
         let again = registry
             .create(
                 meta("x"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| false,
             )
@@ -474,7 +827,7 @@ mod tests {
         let (_, created) = registry
             .create(
                 meta("x"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Unspecified,
                 |_| false,
             )
@@ -490,11 +843,11 @@ mod tests {
         fn create(
             &self,
             meta: &GameMeta,
-            game: &Game,
+            game: &Match,
         ) -> Result<crate::store::Durable, StoreError> {
             self.0.create(meta, game)
         }
-        fn save(&self, _: &GameMeta, _: &Game) -> Result<crate::store::Durable, StoreError> {
+        fn save(&self, _: &GameMeta, _: &Match) -> Result<crate::store::Durable, StoreError> {
             Ok(crate::store::Durable::new(async {
                 Err(StoreError::Io("disk full".into()))
             }))
@@ -513,7 +866,7 @@ mod tests {
         registry
             .create(
                 meta("f"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| true,
             )
@@ -523,7 +876,7 @@ mod tests {
             .await
             .expect_err("the save fails");
         assert_eq!(err.reason(), "STORE_FAILURE");
-        assert_eq!(registry.read("f", |e| e.game().ply()).await.unwrap(), 0);
+        assert_eq!(registry.read("f", |e, _| e.game().ply()).await.unwrap(), 0);
     }
 
     /// A store with one damaged record.
@@ -533,11 +886,11 @@ mod tests {
         fn create(
             &self,
             meta: &GameMeta,
-            game: &Game,
+            game: &Match,
         ) -> Result<crate::store::Durable, StoreError> {
             self.0.create(meta, game)
         }
-        fn save(&self, meta: &GameMeta, game: &Game) -> Result<crate::store::Durable, StoreError> {
+        fn save(&self, meta: &GameMeta, game: &Match) -> Result<crate::store::Durable, StoreError> {
             self.0.save(meta, game)
         }
         fn load(&self, id: &str) -> Result<Option<crate::store::LoadedGame>, StoreError> {
@@ -560,14 +913,14 @@ mod tests {
         registry
             .create(
                 meta("fine"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| true,
             )
             .await
             .unwrap();
         let err = registry
-            .read("damaged", |_| ())
+            .read("damaged", |_, _| ())
             .await
             .expect_err("the record is damaged");
         assert_eq!(
@@ -581,7 +934,7 @@ mod tests {
         let created = registry
             .create(
                 meta("damaged"),
-                Game::new(Position::new()),
+                Match::untimed(Position::new()),
                 StartRequest::Named,
                 |_| true,
             )

@@ -1,12 +1,17 @@
-//! An authoritative chess rules service: the rules engine ([`rules`]), the game store
-//! ([`store`]) and, on top of them, the gRPC service ([`service`], [`server`]).
+//! An authoritative chess rules service: the rules engine ([`rules`]), the game
+//! lifecycle on top of it ([`lifecycle`]: turns, offers, endings, clocks, the event log),
+//! the game store ([`store`]) and, on top of them, the gRPC service ([`service`],
+//! [`server`]).
 
+pub mod lifecycle;
 pub mod rules;
 pub mod store;
 
 /// The generated `chess.v1` protobuf messages, client and server.
 pub mod pb {
     #![allow(missing_docs)]
+    // Generated oneofs hold whole messages by value (a `GameEvent` beside a small `Resync`).
+    #![allow(clippy::large_enum_variant)]
     tonic::include_proto!("chess.v1");
 
     /// The encoded descriptor set of `chess.v1`, served by server reflection.

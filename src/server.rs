@@ -16,7 +16,7 @@ use tokio_stream::StreamExt as _;
 use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
-use crate::games::Registry;
+use crate::games::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::pb;
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
@@ -72,6 +72,10 @@ pub struct Config {
     /// Largest request message accepted, in bytes.
     #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 16 * 1024)]
     pub max_request_bytes: usize,
+    /// Events each game buffers for its slowest spectator (WatchGame); a spectator that
+    /// falls further behind is told to resync and its stream ends.
+    #[arg(long, env = "CHESS_WATCH_BUFFER", default_value_t = DEFAULT_WATCH_BUFFER)]
+    pub watch_buffer: usize,
     /// On SIGTERM/SIGINT, how long to wait for calls in flight before closing anyway.
     #[arg(long, env = "CHESS_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,
@@ -164,14 +168,21 @@ pub async fn serve(
         .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
         .await;
 
-    let registry = Arc::new(Registry::new(store.clone(), config.cache_games));
+    let registry = Arc::new(
+        Registry::new(store.clone(), config.cache_games).with_watch_buffer(config.watch_buffer),
+    );
     let limits = PerftLimits {
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
     };
     let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let service = ChessService::new(registry, limits, cpu_threads, config.fen_cache_entries)
-        .map_err(ServerError::Threads)?;
+    let service = ChessService::new(
+        registry.clone(),
+        limits,
+        cpu_threads,
+        config.fen_cache_entries,
+    )
+    .map_err(ServerError::Threads)?;
     let in_flight = service.in_flight();
     let fen_cache = service.fen_cache();
     let chess =
@@ -231,6 +242,9 @@ pub async fn serve(
         .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
         .await;
     let _ = stop_tx.send(());
+    // Open WatchGame streams never end by themselves: end them (UNAVAILABLE) so that they
+    // do not hold the shutdown, and stop the flag timers.
+    registry.shutdown();
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     if !wait_for_calls(&mut server, &in_flight, grace).await {
         tracing::warn!(

@@ -33,6 +33,7 @@ async fn new_game(
             fen: fen.into(),
             variant: variant as i32,
             chess960_position,
+            time_control: None,
         })
         .await
         .unwrap_or_else(|e| panic!("NewGame {id}: {e:?}"))
@@ -47,6 +48,7 @@ async fn play(client: &mut ChessServiceClient<Channel>, id: &str, mv: &str) -> p
             game_id: id.into(),
             r#move: mv.into(),
             expected_ply: None,
+            color: 0,
         })
         .await
         .unwrap_or_else(|e| panic!("Play {id} {mv}: {e:?}"))
@@ -82,6 +84,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     c.undo(pb::UndoRequest {
         game_id: "undone".into(),
         expected_ply: Some(6),
+        color: 0,
     })
     .await
     .expect("undo");
@@ -107,16 +110,29 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
         play(&mut c, "c960", m).await;
     }
     new_game(&mut c, "fresh", "", pb::Variant::Unspecified, None).await;
+    let lifecycle_ids = lifecycle_games(&mut c).await;
 
-    let ids = ["mate", "undone", "threefold", "fifty", "c960", "fresh"];
+    let mut ids = vec!["mate", "undone", "threefold", "fifty", "c960", "fresh"];
+    ids.extend(lifecycle_ids.iter().copied());
     let mut before = BTreeMap::new();
-    for id in ids {
+    let mut histories = BTreeMap::new();
+    for &id in &ids {
         before.insert(id, get(&mut c, id).await.expect("game exists"));
+        histories.insert(id, history(&mut c, id).await);
     }
     assert_eq!(before["mate"].status, pb::GameStatus::Checkmate as i32);
     assert!(before["threefold"].can_claim_threefold);
     assert!(before["fifty"].can_claim_fifty_moves);
     assert_eq!(before["undone"].ply, 5);
+    assert_eq!(before["flagged"].status, pb::GameStatus::OutOfTime as i32);
+    assert_eq!(
+        before["timed-offer"].draw_offered_by,
+        pb::Color::White as i32
+    );
+    assert_eq!(
+        before["flag-while-down"].clock.as_ref().map(|c| c.running),
+        Some(pb::Color::Black as i32)
+    );
     drop(c);
 
     let (status, took) = first
@@ -127,13 +143,223 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
 
     let second = Server::start_in(dir.path(), &[]);
     let mut c = second.client().await;
-    for id in ids {
+    // The game whose flag was due to fall while the server was down: the first access
+    // records it at the exact flag time the clocks said before the restart.
+    let down = before["flag-while-down"].clock.expect("timed");
+    let flag_time = down.as_of_unix_ms + down.black_remaining_ms;
+    let wait = flag_time.saturating_sub(now_ms()) + 50;
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let flagged = get(&mut c, "flag-while-down").await.expect("game survives");
+    assert_eq!(flagged.status, pb::GameStatus::OutOfTime as i32);
+    assert_eq!(
+        flagged.clock.as_ref().map(|c| c.as_of_unix_ms),
+        Some(flag_time),
+        "the flag fell at the time the clocks before the restart said"
+    );
+    for &id in &ids {
+        if id == "flag-while-down" {
+            continue;
+        }
         let after = get(&mut c, id).await.expect("game survives the restart");
-        assert_eq!(after, before[id], "game {id} differs after the restart");
+        assert_same_game(id, &before[id], &after);
+        assert_eq!(
+            history(&mut c, id).await,
+            histories[id],
+            "game {id}: its event history (every version) differs after the restart"
+        );
     }
     // And the restored games keep going.
     let g = play(&mut c, "threefold", "Ng8").await;
     assert_eq!(g.ply, 8);
+    let g = c
+        .respond_to_draw(pb::RespondToDrawRequest {
+            game_id: "timed-offer".into(),
+            color: pb::Color::Black as i32,
+            accept: true,
+        })
+        .await
+        .expect("the pending offer survived the restart")
+        .into_inner()
+        .game
+        .expect("a game");
+    assert_eq!(g.status, pb::GameStatus::DrawAgreement as i32);
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as u64
+}
+
+/// Games that exercise the lifecycle before a restart: clocks (running, restored by an
+/// undo, flagged, about to flag), a pending and a lapsed offer, and each decided ending.
+async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static str> {
+    let tc = |initial_ms, increment_ms| {
+        Some(pb::TimeControl {
+            initial_ms,
+            increment_ms,
+        })
+    };
+    let timed = |id: &str, t| pb::NewGameRequest {
+        game_id: id.into(),
+        time_control: t,
+        ..Default::default()
+    };
+    let color = |c: pb::Color| c as i32;
+    // Timed, running, with a pending offer by white.
+    c.new_game(timed("timed-offer", tc(600_000, 2000)))
+        .await
+        .expect("new");
+    for m in ["e4", "e5", "Nf3"] {
+        play(c, "timed-offer", m).await;
+    }
+    c.offer_draw(pb::OfferDrawRequest {
+        game_id: "timed-offer".into(),
+        color: color(pb::Color::White),
+    })
+    .await
+    .expect("offer");
+    // Timed, with an undo (clocks restored) and a lapsed offer.
+    c.new_game(timed("timed-undo", tc(600_000, 0)))
+        .await
+        .expect("new");
+    for m in ["d4", "d5"] {
+        play(c, "timed-undo", m).await;
+    }
+    c.offer_draw(pb::OfferDrawRequest {
+        game_id: "timed-undo".into(),
+        color: color(pb::Color::Black),
+    })
+    .await
+    .expect("offer");
+    play(c, "timed-undo", "c4").await; // lapses black's offer
+    c.undo(pb::UndoRequest {
+        game_id: "timed-undo".into(),
+        ..Default::default()
+    })
+    .await
+    .expect("undo");
+    // Flagged before the restart (by the timer), and one to flag while the server is down.
+    c.new_game(timed("flagged", tc(200, 0))).await.expect("new");
+    play(c, "flagged", "e4").await;
+    c.new_game(timed("flag-while-down", tc(1500, 0)))
+        .await
+        .expect("new");
+    play(c, "flag-while-down", "e4").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Decided endings.
+    new_game(c, "resigned", "", pb::Variant::Standard, None).await;
+    play(c, "resigned", "e4").await;
+    c.resign(pb::ResignRequest {
+        game_id: "resigned".into(),
+        color: color(pb::Color::White),
+    })
+    .await
+    .expect("resign");
+    new_game(c, "agreed", "", pb::Variant::Standard, None).await;
+    play(c, "agreed", "e4").await;
+    c.offer_draw(pb::OfferDrawRequest {
+        game_id: "agreed".into(),
+        color: color(pb::Color::Black),
+    })
+    .await
+    .expect("offer");
+    c.respond_to_draw(pb::RespondToDrawRequest {
+        game_id: "agreed".into(),
+        color: color(pb::Color::White),
+        accept: true,
+    })
+    .await
+    .expect("accept");
+    new_game(c, "claimed", "", pb::Variant::Standard, None).await;
+    for m in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"] {
+        play(c, "claimed", m).await;
+    }
+    c.claim_draw(pb::ClaimDrawRequest {
+        game_id: "claimed".into(),
+        color: color(pb::Color::Black),
+        r#move: "Ng8".into(),
+        expected_ply: Some(7),
+    })
+    .await
+    .expect("claim");
+    vec![
+        "timed-offer",
+        "timed-undo",
+        "flagged",
+        "flag-while-down",
+        "resigned",
+        "agreed",
+        "claimed",
+    ]
+}
+
+/// The whole event history of a game, as a new spectator gets it.
+async fn history(c: &mut ChessServiceClient<Channel>, id: &str) -> Vec<pb::GameEvent> {
+    let last = get(c, id).await.expect("game").version;
+    let mut stream = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: id.into(),
+            from_version: 0,
+        })
+        .await
+        .expect("WatchGame")
+        .into_inner();
+    let mut events = Vec::new();
+    while events.len() as u64 <= last {
+        match stream
+            .message()
+            .await
+            .expect("stream")
+            .and_then(|m| m.message)
+        {
+            Some(pb::watch_game_response::Message::Event(e)) => events.push(e),
+            other => panic!("game {id}: expected an event, got {other:?}"),
+        }
+    }
+    events
+}
+
+/// A game read after a restart equals the one read before, except that a running clock
+/// has gone down by exactly the time that passed between the two readings.
+fn assert_same_game(id: &str, before: &pb::Game, after: &pb::Game) {
+    let (mut b, mut a) = (before.clone(), after.clone());
+    if let (Some(cb), Some(ca)) = (b.clock.take(), a.clock.take()) {
+        assert_eq!(cb.time_control, ca.time_control, "game {id}");
+        assert_eq!(cb.running, ca.running, "game {id}: whose clock runs");
+        let passed = ca.as_of_unix_ms.saturating_sub(cb.as_of_unix_ms);
+        let (run_b, run_a, still_b, still_a) = if cb.running == pb::Color::White as i32 {
+            (
+                cb.white_remaining_ms,
+                ca.white_remaining_ms,
+                cb.black_remaining_ms,
+                ca.black_remaining_ms,
+            )
+        } else {
+            (
+                cb.black_remaining_ms,
+                ca.black_remaining_ms,
+                cb.white_remaining_ms,
+                ca.white_remaining_ms,
+            )
+        };
+        assert_eq!(still_b, still_a, "game {id}: the clock that does not run");
+        if cb.running == pb::Color::Unspecified as i32 {
+            assert_eq!(cb, ca, "game {id}: stopped clocks");
+            eprintln!("game {id}: stopped clocks exactly as before the restart");
+        } else {
+            assert_eq!(
+                run_a + passed,
+                run_b,
+                "game {id}: the running clock lost exactly the {passed} ms that passed"
+            );
+            eprintln!(
+                "game {id}: clocks after the restart as before, less the {passed} ms that passed on the running one"
+            );
+        }
+    }
+    assert_eq!(a, b, "game {id} differs after the restart");
 }
 
 /// A client's games: the mirror of what was acknowledged, to choose legal moves locally.
@@ -216,11 +442,18 @@ async fn client_loop(
                 }
             };
             log(format!("BEGIN {id} NEW {}", start.to_fen()));
+            // Every third game is timed (an hour a side: no flag falls), so the records
+            // under test include the clock section.
+            let time_control = (created % 3 == 0).then_some(pb::TimeControl {
+                initial_ms: 3_600_000,
+                increment_ms: 1000,
+            });
             let req = pb::NewGameRequest {
                 game_id: id.clone(),
                 fen,
                 variant: variant as i32,
                 chess960_position: n,
+                time_control,
             };
             match client.new_game(req).await {
                 Ok(_) => {
@@ -237,12 +470,59 @@ async fn client_loop(
         let (id, game) = &mut mine.games[k];
         let ply = game.ply() as u32;
         let undo = ply > 0 && (roll < 12 || game.status().is_over());
+        if !undo && roll >= 96 && !game.status().is_over() {
+            // A draw offer and its refusal: two changes that are events without a move
+            // (answered before the next move, so no offer lapses).
+            let color = if game.position().turn() == chess_service::rules::Color::White {
+                pb::Color::White
+            } else {
+                pb::Color::Black
+            };
+            log(format!("BEGIN {id} EVENT offer"));
+            match client
+                .offer_draw(pb::OfferDrawRequest {
+                    game_id: id.clone(),
+                    color: color as i32,
+                })
+                .await
+            {
+                Ok(_) => {
+                    log(format!("ACK {id}"));
+                    acks.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(s) if definitive(&s) => panic!("offer on {id} refused: {s:?}"),
+                Err(_) => return,
+            }
+            let other = if color == pb::Color::White {
+                pb::Color::Black
+            } else {
+                pb::Color::White
+            };
+            log(format!("BEGIN {id} EVENT decline"));
+            match client
+                .respond_to_draw(pb::RespondToDrawRequest {
+                    game_id: id.clone(),
+                    color: other as i32,
+                    accept: false,
+                })
+                .await
+            {
+                Ok(_) => {
+                    log(format!("ACK {id}"));
+                    acks.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(s) if definitive(&s) => panic!("decline on {id} refused: {s:?}"),
+                Err(_) => return,
+            }
+            continue;
+        }
         if undo {
             log(format!("BEGIN {id} UNDO"));
             match client
                 .undo(pb::UndoRequest {
                     game_id: id.clone(),
                     expected_ply: Some(ply),
+                    color: 0,
                 })
                 .await
             {
@@ -266,6 +546,7 @@ async fn client_loop(
                 game_id: id.clone(),
                 r#move: uci.clone(),
                 expected_ply: Some(ply),
+                color: 0,
             };
             match client.play(req).await {
                 Ok(_) => {
@@ -342,6 +623,7 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
                 Ok(g) => Some(GameState {
                     start_fen: g.initial_fen,
                     moves: g.moves,
+                    version: g.version,
                 }),
                 Err(s) if s.code() == Code::NotFound => None,
                 Err(s) => panic!("trial {trial}: game {id} unreadable after the crash: {s:?}"),
@@ -427,6 +709,7 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
             game_id: "damaged".into(),
             r#move: "Nc6".into(),
             expected_ply: None,
+            color: 0,
         })
         .await
         .expect_err("no play on a damaged game");

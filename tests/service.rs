@@ -34,6 +34,7 @@ async fn play(
         game_id: id.into(),
         r#move: mv.into(),
         expected_ply,
+        color: 0,
     };
     client
         .play(req)
@@ -46,6 +47,7 @@ async fn undo(client: &mut Client, id: &str) -> pb::UndoResponse {
     let req = pb::UndoRequest {
         game_id: id.into(),
         expected_ply: None,
+        color: 0,
     };
     client.undo(req).await.expect("Undo succeeds").into_inner()
 }
@@ -104,6 +106,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
         game_id: "fools-mate".into(),
         r#move: "e2e4".into(),
         expected_ply: None,
+        color: 0,
     });
     let status = expect_error(over.await, Code::FailedPrecondition, "GAME_OVER");
     assert!(status.message().contains("undo"), "{}", status.message());
@@ -134,6 +137,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
         .undo(pb::UndoRequest {
             game_id: "fools-mate".into(),
             expected_ply: None,
+            color: 0,
         })
         .await;
     expect_error(nothing, Code::FailedPrecondition, "NOTHING_TO_UNDO");
@@ -271,6 +275,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "errors".into(),
         r#move: "e2-e9".into(),
         expected_ply: None,
+        color: 0,
     });
     let status = expect_error(bad_move.await, Code::InvalidArgument, "INVALID_MOVE_TEXT");
     assert_eq!(violated_fields(&status), ["move"]);
@@ -278,6 +283,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "errors".into(),
         r#move: "N".repeat(40),
         expected_ply: None,
+        color: 0,
     });
     expect_error(long_move.await, Code::InvalidArgument, "INVALID_MOVE_TEXT");
     // ... perft too deep (naming the maximum), Chess960 perft without a FEN.
@@ -314,6 +320,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "no-such-game".into(),
         r#move: "e4".into(),
         expected_ply: None,
+        color: 0,
     });
     expect_error(missing.await, Code::NotFound, "GAME_NOT_FOUND");
 
@@ -328,6 +335,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "castle-through-check".into(),
         r#move: "e1g1".into(),
         expected_ply: None,
+        color: 0,
     });
     let status = expect_error(castle.await, Code::FailedPrecondition, "ILLEGAL_MOVE");
     assert_eq!(
@@ -345,6 +353,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "two-knights".into(),
         r#move: "Ng3".into(),
         expected_ply: None,
+        color: 0,
     });
     let status = expect_error(ambiguous.await, Code::FailedPrecondition, "AMBIGUOUS_MOVE");
     assert!(
@@ -356,6 +365,7 @@ async fn every_error_code_from_a_real_request() {
     let nothing = client.undo(pb::UndoRequest {
         game_id: "errors".into(),
         expected_ply: None,
+        color: 0,
     });
     expect_error(nothing.await, Code::FailedPrecondition, "NOTHING_TO_UNDO");
 
@@ -365,12 +375,14 @@ async fn every_error_code_from_a_real_request() {
         game_id: "errors".into(),
         r#move: "d5".into(),
         expected_ply: Some(0),
+        color: 0,
     });
     let status = expect_error(stale.await, Code::Aborted, "PLY_MISMATCH");
     assert_eq!(error_info(&status).metadata["current_ply"], "1");
     let stale_undo = client.undo(pb::UndoRequest {
         game_id: "errors".into(),
         expected_ply: Some(0),
+        color: 0,
     });
     let status = expect_error(stale_undo.await, Code::Aborted, "PLY_MISMATCH");
     assert_eq!(error_info(&status).metadata["current_ply"], "1");
@@ -457,6 +469,7 @@ async fn thirty_two_concurrent_plays_at_one_ply_play_exactly_one_move() {
                 game_id: "race".into(),
                 r#move: mv.clone(),
                 expected_ply: Some(0),
+                color: 0,
             };
             (mv, c.play(req).await)
         }));
@@ -512,6 +525,7 @@ async fn retrying_a_play_after_a_lost_reply_is_safe() {
         game_id: "retry".into(),
         r#move: "d2d4".into(),
         expected_ply: Some(0),
+        color: 0,
     });
     expect_error(other.await, Code::Aborted, "PLY_MISMATCH");
 }

@@ -4,6 +4,7 @@
 #[path = "common/corpus_games.rs"]
 mod corpus_games;
 
+use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position, Variant};
 use chess_service::store::codec::{self, CodecError, FORMAT_VERSION, MoveEncoder};
 use chess_service::store::{GameMeta, Start};
@@ -26,26 +27,28 @@ fn every_corpus_game_round_trips_in_at_most_one_byte_per_ply() {
     let mut starts = [0usize; 3];
     for g in games {
         let meta = meta_of(g);
-        let record = codec::encode(&meta, &g.game).unwrap_or_else(|e| panic!("{}: {e}", meta.id));
+        let record = codec::encode(&meta, &Match::from_moves(g.game.clone()))
+            .unwrap_or_else(|e| panic!("{}: {e}", meta.id));
         let decoded =
             codec::decode(&meta.id, &record).unwrap_or_else(|e| panic!("{}: {e}", meta.id));
         let back = &decoded.loaded;
+        let back_game = back.game.game();
         assert_eq!(back.meta, meta);
         assert_eq!(
-            back.game.moves(),
+            back_game.moves(),
             g.game.moves(),
             "{}: moves differ",
             meta.id
         );
         assert_eq!(
-            back.game.position(),
+            back_game.position(),
             g.game.position(),
             "{}: final position differs",
             meta.id
         );
-        assert_eq!(back.game.position().to_fen(), g.game.position().to_fen());
-        assert_eq!(back.game.status(), g.game.status(), "{}", meta.id);
-        assert_eq!(back.game.uci_moves(), g.game.uci_moves());
+        assert_eq!(back_game.position().to_fen(), g.game.position().to_fen());
+        assert_eq!(back.game.status(), g.game.status().into(), "{}", meta.id);
+        assert_eq!(back_game.uci_moves(), g.game.uci_moves());
         // One spelling per game: re-encoding the decoded game gives the same bytes.
         assert_eq!(
             codec::encode(&back.meta, &back.game).unwrap(),
@@ -110,7 +113,7 @@ fn incremental_encoding_equals_encoding_from_scratch() {
                 work += enc.sync(&game).unwrap();
                 assert_eq!(
                     codec::encode_with(&meta, &enc).unwrap(),
-                    codec::encode(&meta, &game).unwrap()
+                    codec::encode(&meta, &Match::from_moves(game.clone())).unwrap()
                 );
                 game.play(b).unwrap();
                 game.play(a).unwrap();
@@ -124,7 +127,7 @@ fn incremental_encoding_equals_encoding_from_scratch() {
             work += encoded;
             assert_eq!(
                 codec::encode_with(&meta, &enc).unwrap(),
-                codec::encode(&meta, &game).unwrap(),
+                codec::encode(&meta, &Match::from_moves(game.clone())).unwrap(),
                 "{} ply {i}",
                 meta.id
             );
@@ -144,7 +147,7 @@ fn sample() -> (GameMeta, Vec<u8>) {
         .find(|g| g.game.ply() > 100)
         .expect("a long game");
     let meta = meta_of(g);
-    let record = codec::encode(&meta, &g.game).unwrap();
+    let record = codec::encode(&meta, &Match::from_moves(g.game.clone())).unwrap();
     (meta, record)
 }
 
@@ -227,7 +230,7 @@ fn short_game() -> (GameMeta, Game) {
 #[test]
 fn version_and_section_rules() {
     let (meta, game) = short_game();
-    let record = codec::encode(&meta, &game).unwrap();
+    let record = codec::encode(&meta, &Match::from_moves(game.clone())).unwrap();
     assert_eq!(record[0], FORMAT_VERSION);
     let secs = sections(&record);
     assert_eq!(
@@ -258,16 +261,31 @@ fn version_and_section_rules() {
     let mut with_optional = secs.clone();
     with_optional.push((0x85, vec![1, 2, 3]));
     let d = codec::decode(&meta.id, &seal(&meta.id, 1, &with_optional)).unwrap();
-    assert_eq!(d.loaded.game.moves(), game.moves());
+    assert_eq!(d.loaded.game.game().moves(), game.moves());
     assert_eq!(d.skipped_sections, vec![0x85]);
 
-    // An unknown required section (below 0x80) refuses the record.
+    // An unknown required section (below 0x80) refuses the record, saying to upgrade.
     let mut with_required = secs.clone();
-    with_required.push((0x03, vec![0]));
-    assert_eq!(
-        codec::decode(&meta.id, &seal(&meta.id, 1, &with_required)).err(),
-        Some(CodecError::UnknownRequiredSection { tag: 0x03 })
-    );
+    with_required.push((0x05, vec![0]));
+    let e = codec::decode(&meta.id, &seal(&meta.id, 1, &with_required))
+        .err()
+        .unwrap();
+    assert_eq!(e, CodecError::UnknownRequiredSection { tag: 0x05 });
+    assert!(e.to_string().contains("run a newer build"), "{e}");
+
+    // A history in both forms at once, or a clock without a log.
+    let mut both = secs.clone();
+    both.push((0x03, vec![0]));
+    assert!(matches!(
+        codec::decode(&meta.id, &seal(&meta.id, 1, &both)),
+        Err(CodecError::BadLogSection { .. })
+    ));
+    let mut clock_alone = secs.clone();
+    clock_alone.push((0x04, vec![0, 0x64, 0]));
+    assert!(matches!(
+        codec::decode(&meta.id, &seal(&meta.id, 1, &clock_alone)),
+        Err(CodecError::BadClockSection { .. })
+    ));
 
     // Order and presence.
     let swapped = vec![secs[1].clone(), secs[0].clone()];
@@ -285,7 +303,7 @@ fn version_and_section_rules() {
 #[test]
 fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     let (meta, game) = short_game();
-    let secs = sections(&codec::encode(&meta, &game).unwrap());
+    let secs = sections(&codec::encode(&meta, &Match::from_moves(game.clone())).unwrap());
     let moves = &secs[1].1;
     assert_eq!(moves[0], 4, "ply count");
 
@@ -366,9 +384,13 @@ fn chess960_and_fen_starts_round_trip() {
             start: Start::Chess960(n),
             created_unix_ms: 7,
         };
-        let d = codec::decode(&meta.id, &codec::encode(&meta, &game).unwrap()).unwrap();
+        let d = codec::decode(
+            &meta.id,
+            &codec::encode(&meta, &Match::from_moves(game.clone())).unwrap(),
+        )
+        .unwrap();
         assert_eq!(d.loaded.meta, meta);
-        assert_eq!(d.loaded.game.moves(), game.moves());
+        assert_eq!(d.loaded.game.game().moves(), game.moves());
     }
     let fen = "8/8/8/4k3/8/8/4P3/4K3 w - - 90 60";
     let pos = Position::from_fen(fen, Variant::Standard).unwrap();
@@ -378,9 +400,9 @@ fn chess960_and_fen_starts_round_trip() {
         start: Start::Fen(fen.into()),
         created_unix_ms: u64::MAX,
     };
-    let d = codec::decode("f", &codec::encode(&meta, &Game::new(pos)).unwrap()).unwrap();
+    let d = codec::decode("f", &codec::encode(&meta, &Match::untimed(pos)).unwrap()).unwrap();
     assert_eq!(d.loaded.meta, meta);
-    assert_eq!(*d.loaded.game.position(), pos);
+    assert_eq!(*d.loaded.game.game().position(), pos);
 }
 
 #[test]
@@ -388,12 +410,12 @@ fn encoding_refuses_a_start_that_does_not_match_the_metadata() {
     let (mut meta, game) = short_game();
     meta.start = Start::Chess960(0);
     assert!(matches!(
-        codec::encode(&meta, &game),
+        codec::encode(&meta, &Match::from_moves(game.clone())),
         Err(CodecError::StartMismatch { .. })
     ));
     meta.start = Start::Chess960(960);
     assert!(matches!(
-        codec::encode(&meta, &game),
+        codec::encode(&meta, &Match::from_moves(game.clone())),
         Err(CodecError::BadStart { .. })
     ));
 }

@@ -113,8 +113,9 @@ fn crash_once(
     for id in &games {
         let stored = match store.load(id) {
             Ok(g) => g.map(|l| GameState {
-                start_fen: l.game.start().to_fen(),
-                moves: l.game.uci_moves(),
+                start_fen: l.game.game().start().to_fen(),
+                moves: l.game.game().uci_moves(),
+                version: l.game.version(),
             }),
             Err(e @ StoreError::DataLoss { .. }) => {
                 return Err(format!("trial {trial}: game damaged by the crash: {e}"));

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position, Variant, chess960};
 use chess_service::store::{
     Durability, GameMeta, GameStore, LoadedGame, SledConfig, SledStore, Start, StoreError,
@@ -73,18 +74,25 @@ fn step(game: &mut Game, rng: &mut Rng) -> bool {
     true
 }
 
+/// A store takes a game's whole life; these games are only moves (an undo here rewrites
+/// the history, which the store must also handle).
+fn moves_of(game: &Game) -> Match {
+    Match::from_moves(game.clone())
+}
+
 fn assert_same(loaded: &LoadedGame, meta: &GameMeta, game: &Game) {
     assert_eq!(loaded.meta, *meta);
-    assert_eq!(loaded.game.moves(), game.moves(), "{}", meta.id);
-    assert_eq!(loaded.game.position(), game.position(), "{}", meta.id);
-    assert_eq!(loaded.game.position().to_fen(), game.position().to_fen());
-    assert_eq!(loaded.game.status(), game.status());
+    let loaded_game = loaded.game.game();
+    assert_eq!(loaded_game.moves(), game.moves(), "{}", meta.id);
+    assert_eq!(loaded_game.position(), game.position(), "{}", meta.id);
+    assert_eq!(loaded_game.position().to_fen(), game.position().to_fen());
+    assert_eq!(loaded_game.status(), game.status());
     assert_eq!(
-        loaded.game.can_claim_threefold(),
+        loaded_game.can_claim_threefold(),
         game.can_claim_threefold()
     );
     assert_eq!(
-        loaded.game.can_claim_fifty_moves(),
+        loaded_game.can_claim_fifty_moves(),
         game.can_claim_fifty_moves()
     );
 }
@@ -99,13 +107,13 @@ fn games_written_then_reopened_are_identical() {
         let store = open(dir.path(), Durability::Fsync);
         for i in 0..12 {
             let (meta, mut game) = new_game(i);
-            rt.block_on(store.create(&meta, &game).unwrap().wait())
+            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             for _ in 0..(i * 17 % 90) {
                 if !step(&mut game, &mut rng) {
                     break;
                 }
-                rt.block_on(store.save(&meta, &game).unwrap().wait())
+                rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
                     .unwrap();
             }
             assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
@@ -130,11 +138,11 @@ fn create_refuses_an_existing_id_and_keeps_the_first_game() {
     let (meta, mut game) = new_game(0);
     let m = game.legal_moves()[0];
     game.play(m).unwrap();
-    rt.block_on(store.create(&meta, &game).unwrap().wait())
+    rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
         .unwrap();
     let (_, other) = new_game(0);
     assert_eq!(
-        store.create(&meta, &other).err(),
+        store.create(&meta, &moves_of(&other)).err(),
         Some(StoreError::AlreadyExists {
             id: meta.id.clone()
         })
@@ -155,7 +163,7 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
             for _ in 0..40 {
                 step(&mut game, &mut rng);
             }
-            rt.block_on(store.create(&meta, &game).unwrap().wait())
+            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             games.push((meta, game));
         }
@@ -186,7 +194,8 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
         // A save of another game after the damage still works.
         let (meta, game) = &mut games[3];
         step(game, &mut rng);
-        rt.block_on(store.save(meta, game).unwrap().wait()).unwrap();
+        rt.block_on(store.save(meta, &moves_of(game)).unwrap().wait())
+            .unwrap();
     }
     let store = open(dir.path(), Durability::Fsync);
     let err = store.load(&games[2].0.id).unwrap_err();
@@ -218,12 +227,22 @@ fn many_concurrent_writers_of_distinct_games_all_survive_reopen() {
             tasks.push(tokio::spawn(async move {
                 let mut rng = Rng(1000 + w as u64);
                 let (meta, mut game) = new_game(w);
-                store.create(&meta, &game).unwrap().wait().await.unwrap();
+                store
+                    .create(&meta, &moves_of(&game))
+                    .unwrap()
+                    .wait()
+                    .await
+                    .unwrap();
                 for _ in 0..40 {
                     if !step(&mut game, &mut rng) {
                         break;
                     }
-                    store.save(&meta, &game).unwrap().wait().await.unwrap();
+                    store
+                        .save(&meta, &moves_of(&game))
+                        .unwrap()
+                        .wait()
+                        .await
+                        .unwrap();
                 }
                 (meta, game)
             }));
@@ -259,12 +278,12 @@ fn every_durability_level_round_trips_and_flush_makes_it_stick() {
         {
             let store = open(dir.path(), level);
             assert_eq!(store.durability(), level);
-            rt.block_on(store.create(&meta, &game).unwrap().wait())
+            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             let mut rng = Rng(3);
             for _ in 0..20 {
                 step(&mut game, &mut rng);
-                rt.block_on(store.save(&meta, &game).unwrap().wait())
+                rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
                     .unwrap();
             }
             store.flush().unwrap();
@@ -292,8 +311,14 @@ fn a_closed_store_refuses_work() {
     let store = open(dir.path(), Durability::Fsync);
     let (meta, game) = new_game(0);
     store.close().unwrap();
-    assert_eq!(store.create(&meta, &game).err(), Some(StoreError::Closed));
-    assert_eq!(store.save(&meta, &game).err(), Some(StoreError::Closed));
+    assert_eq!(
+        store.create(&meta, &moves_of(&game)).err(),
+        Some(StoreError::Closed)
+    );
+    assert_eq!(
+        store.save(&meta, &moves_of(&game)).err(),
+        Some(StoreError::Closed)
+    );
     assert_eq!(store.load(&meta.id).err(), Some(StoreError::Closed));
     assert_eq!(store.flush().err(), Some(StoreError::Closed));
     store.close().unwrap();
@@ -333,7 +358,7 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
     let store = open(dir.path(), Durability::Flush);
     let rt = rt();
     let (meta, mut game) = new_game(0);
-    rt.block_on(store.create(&meta, &game).unwrap().wait())
+    rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
         .unwrap();
     let mut rng = Rng(11);
     for round in 0..30 {
@@ -343,7 +368,7 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
         for _ in 0..(round % 7) {
             step(&mut game, &mut rng);
         }
-        rt.block_on(store.save(&meta, &game).unwrap().wait())
+        rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
             .unwrap();
         assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
     }

@@ -413,6 +413,7 @@ impl Caller {
             game_id: self.game_id.clone(),
             r#move: self.script[self.ply].clone(),
             expected_ply: Some(self.ply as u32),
+            color: 0,
         };
         let bytes = if self.client == ClientKind::Raw {
             self.raw_call("/chess.v1.ChessService/Play", req).await?

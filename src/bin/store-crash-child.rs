@@ -5,6 +5,11 @@
 //!
 //! Runs until killed, or until `--ops` changes are acknowledged (then `DONE`).
 //!
+//! Games are whole lifecycles (`Match`): an undo is an event, so a game leaves the
+//! moves-only record form at its first undo, and every third game is timed (an hour a
+//! side, so no flag falls), which adds the clock section: the crash test covers every
+//! record form.
+//!
 //! ```text
 //! store-crash-child --data-dir /tmp/crash --writers 32 --prefix t0 --seed 1
 //! ```
@@ -16,7 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Parser;
 
-use chess_service::rules::{Game, Position, Variant, chess960};
+use chess_service::lifecycle::{Match, TimeControl};
+use chess_service::rules::{Position, Variant, chess960};
 use chess_service::store::{
     Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
 };
@@ -73,6 +79,12 @@ fn journal(line: std::fmt::Arguments<'_>) {
     }
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 fn fail(game: &str, e: &StoreError) -> ! {
     journal(format_args!("FAIL {game}"));
     eprintln!("store-crash-child: game {game}: {e}");
@@ -91,28 +103,37 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
         } else {
             (Variant::Standard, Start::Standard, Position::new())
         };
+        let created = now_ms();
         let meta = GameMeta {
             id: id.clone(),
             variant,
             start,
-            created_unix_ms: 1_700_000_000_000 + k,
+            created_unix_ms: created,
         };
-        let mut game = Game::new(pos);
+        let mut game = if k % 3 == 2 {
+            let hour = TimeControl::new(3_600_000, 1000).expect("an hour is a valid control");
+            Match::timed(pos, hour, created)
+        } else {
+            Match::untimed(pos)
+        };
         journal(format_args!("BEGIN {id} NEW {}", pos.to_fen()));
         match store.create(&meta, &game) {
             Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
             Err(e) => fail(&id, &e),
         }
         journal(format_args!("ACK {id}"));
-        while game.ply() < args.max_ply && !game.status().is_over() {
-            if game.ply() > 0 && rng.below(8) == 0 {
+        while game.game().ply() < args.max_ply && !game.status().is_over() {
+            if game.game().ply() > 0 && rng.below(8) == 0 {
                 journal(format_args!("BEGIN {id} UNDO"));
-                game.undo();
+                game.undo(now_ms(), None)
+                    .expect("a game with a move can undo it");
             } else {
-                let legal = game.legal_moves();
+                let legal = game.game().legal_moves();
                 let m = legal[rng.below(legal.len())];
-                journal(format_args!("BEGIN {id} PLAY {}", game.position().uci(m)));
-                game.play(m).expect("a move from the legal list is legal");
+                let uci = game.game().position().uci(m);
+                journal(format_args!("BEGIN {id} PLAY {uci}"));
+                game.play(now_ms(), None, &uci)
+                    .expect("a move from the legal list is legal");
             }
             match store.save(&meta, &game) {
                 Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),

@@ -15,7 +15,26 @@ pub fn to_pgn(game: &Game) -> String {
 /// As [`to_pgn`], from the game's moves already in SAN (`san[i]` is move `i`), for callers
 /// that keep them as the game goes rather than recompute them all.
 pub fn to_pgn_with_san(game: &Game, sans: &[String]) -> String {
-    let result = game.status().result();
+    to_pgn_with(game, sans, &PgnExtras::default())
+}
+
+/// What a caller that knows more than the board adds to a game's PGN (the service's game
+/// lifecycle: endings decided off the board, clocks).
+#[derive(Clone, Debug, Default)]
+pub struct PgnExtras {
+    /// The `Result` tag and movetext result; `None`: the board's result.
+    pub result: Option<&'static str>,
+    /// Tags written after the seven-tag roster, in order.
+    pub tags: Vec<(&'static str, String)>,
+    /// `comments[i]`: a comment written after move `i` (without braces).
+    pub comments: Vec<String>,
+}
+
+/// As [`to_pgn_with_san`], with a caller's result, extra tags and a comment after each
+/// move. After a comment, black's move gets its move number (`1... e5`), as PGN's export
+/// format asks.
+pub fn to_pgn_with(game: &Game, sans: &[String], extras: &PgnExtras) -> String {
+    let result = extras.result.unwrap_or_else(|| game.status().result());
     let mut out = String::with_capacity(200 + sans.len() * 7);
     for (tag, value) in [
         ("Event", "?"),
@@ -26,6 +45,9 @@ pub fn to_pgn_with_san(game: &Game, sans: &[String]) -> String {
         ("Black", "?"),
         ("Result", result),
     ] {
+        writeln!(out, "[{tag} \"{value}\"]").expect("writing to a String");
+    }
+    for (tag, value) in &extras.tags {
         writeln!(out, "[{tag} \"{value}\"]").expect("writing to a String");
     }
     let start = game.start();
@@ -39,15 +61,21 @@ pub fn to_pgn_with_san(game: &Game, sans: &[String]) -> String {
     }
     out.push('\n');
     let mut text = String::with_capacity(sans.len() * 7 + 8);
+    let mut after_comment = false;
     for (i, san) in sans.iter().enumerate() {
         let pos = game.position_at(i).expect("a position precedes every move");
         if pos.turn() == Color::White {
             write!(text, "{}. ", pos.fullmoves()).expect("writing to a String");
-        } else if i == 0 {
+        } else if i == 0 || after_comment {
             write!(text, "{}... ", pos.fullmoves()).expect("writing to a String");
         }
         text.push_str(san);
         text.push(' ');
+        after_comment = false;
+        if let Some(comment) = extras.comments.get(i) {
+            write!(text, "{{{comment}}} ").expect("writing to a String");
+            after_comment = true;
+        }
     }
     text.push_str(result);
     out.push_str(&wrap(&text, 79));
@@ -71,4 +99,37 @@ fn wrap(text: &str, width: usize) -> String {
         line_len += word.len();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extras_add_tags_result_and_comments_with_black_move_numbers() {
+        let mut game = Game::new(Position::new());
+        for m in ["e2e4", "e7e5", "g1f3"] {
+            game.play_text(m).expect("legal");
+        }
+        let sans = game.san_moves();
+        let extras = PgnExtras {
+            result: Some("0-1"),
+            tags: vec![("Termination", "normal".to_string())],
+            comments: vec!["a".into(), "b".into(), "c".into()],
+        };
+        let pgn = to_pgn_with(&game, &sans, &extras);
+        assert!(
+            pgn.contains("[Result \"0-1\"]\n[Termination \"normal\"]\n"),
+            "{pgn}"
+        );
+        assert!(
+            pgn.ends_with("1. e4 {a} 1... e5 {b} 2. Nf3 {c} 0-1\n"),
+            "{pgn}"
+        );
+        // No extras: exactly the plain export.
+        assert_eq!(
+            to_pgn_with(&game, &sans, &PgnExtras::default()),
+            to_pgn(&game)
+        );
+    }
 }

@@ -1,8 +1,9 @@
 //! Protobuf <-> rules conversion, in one place: request fields become checked rules types
 //! (or a [`ServiceError`] naming the field), and rules types become `chess.v1` messages.
 
+use crate::lifecycle::{ClockReading, Event, EventRecord, Match, Status, TimeControl};
 use crate::pb;
-use crate::rules::{Color, Game, Move, MoveTextError, Position, Status, Variant};
+use crate::rules::{self, Color, Game, Move, MoveTextError, Position, Variant};
 use crate::store::{GameMeta, Start};
 
 use super::error::ServiceError;
@@ -46,7 +47,87 @@ pub fn status_to_pb(status: Status) -> pb::GameStatus {
         Status::InsufficientMaterial => pb::GameStatus::DrawInsufficientMaterial,
         Status::FivefoldRepetition => pb::GameStatus::DrawFivefoldRepetition,
         Status::SeventyFiveMoves => pb::GameStatus::DrawSeventyFiveMoves,
+        Status::Resignation { .. } => pb::GameStatus::Resignation,
+        Status::DrawAgreement => pb::GameStatus::DrawAgreement,
+        Status::DrawClaimedThreefold => pb::GameStatus::DrawClaimedThreefold,
+        Status::DrawClaimedFiftyMoves => pb::GameStatus::DrawClaimedFiftyMoves,
+        Status::OutOfTime { .. } => pb::GameStatus::OutOfTime,
+        Status::DrawTimeoutInsufficientMaterial => pb::GameStatus::DrawTimeoutInsufficientMaterial,
     }
+}
+
+fn winner_to_pb(status: Status) -> pb::Color {
+    status.winner().map_or(pb::Color::Unspecified, color_to_pb)
+}
+
+fn opt_color_to_pb(color: Option<Color>) -> i32 {
+    color.map_or(pb::Color::Unspecified, color_to_pb) as i32
+}
+
+/// Reads a `Color` field: unspecified is `None` (no side named); unknown numbers are
+/// refused.
+pub fn color_from_pb(value: i32, field: &'static str) -> Result<Option<Color>, ServiceError> {
+    match pb::Color::try_from(value) {
+        Ok(pb::Color::Unspecified) => Ok(None),
+        Ok(pb::Color::White) => Ok(Some(Color::White)),
+        Ok(pb::Color::Black) => Ok(Some(Color::Black)),
+        Err(_) => Err(ServiceError::InvalidColor { field, value }),
+    }
+}
+
+/// Reads a `Color` field that must name a side.
+pub fn required_color(value: i32, why: &'static str) -> Result<Color, ServiceError> {
+    color_from_pb(value, "color")?.ok_or(ServiceError::MissingField {
+        field: "color",
+        why,
+    })
+}
+
+/// Reads an optional time control.
+pub fn time_control_from_pb(
+    tc: Option<&pb::TimeControl>,
+) -> Result<Option<TimeControl>, ServiceError> {
+    tc.map(|tc| {
+        TimeControl::new(tc.initial_ms, tc.increment_ms)
+            .map_err(|source| ServiceError::InvalidTimeControl { source })
+    })
+    .transpose()
+}
+
+pub fn time_control_to_pb(tc: TimeControl) -> pb::TimeControl {
+    pb::TimeControl {
+        initial_ms: tc.initial_ms(),
+        increment_ms: tc.increment_ms(),
+    }
+}
+
+pub fn clock_to_pb(c: &ClockReading) -> pb::Clock {
+    pb::Clock {
+        time_control: Some(time_control_to_pb(c.control)),
+        white_remaining_ms: c.remaining(Color::White),
+        black_remaining_ms: c.remaining(Color::Black),
+        running: opt_color_to_pb(c.running),
+        as_of_unix_ms: c.as_of_ms,
+    }
+}
+
+/// Moves a running clock's reading forward to `now`: the running side's time goes down
+/// by the time passed (never below zero, never backwards). Lets a cached view show the
+/// clocks of the moment it is served. A stopped clock keeps the instant it stopped.
+pub fn advance_clock(clock: &mut pb::Clock, now_ms: u64) {
+    if now_ms <= clock.as_of_unix_ms {
+        return;
+    }
+    let passed = now_ms - clock.as_of_unix_ms;
+    let remaining = if clock.running == pb::Color::White as i32 {
+        &mut clock.white_remaining_ms
+    } else if clock.running == pb::Color::Black as i32 {
+        &mut clock.black_remaining_ms
+    } else {
+        return;
+    };
+    *remaining = remaining.saturating_sub(passed);
+    clock.as_of_unix_ms = now_ms;
 }
 
 /// Parses a FEN request field. An empty field is the caller's business (it usually
@@ -149,20 +230,26 @@ pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
     let moves = pos.legal_moves();
     pb::LegalMovesResponse {
         moves: moves_to_pb(pos, &moves),
-        status: status_to_pb(Status::of_position(pos)) as i32,
+        status: status_to_pb(rules::Status::of_position(pos).into()) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: 0,
     }
 }
 
-/// The legal moves playable in a game now (none once it has ended).
-pub fn game_legal_moves(game: &Game) -> pb::LegalMovesResponse {
+/// The legal moves playable in a game now (none once it has ended, on the board or off).
+pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
+    let game = m.game();
     let pos = game.position();
-    let moves = game.legal_moves();
+    let status = m.status();
+    let moves = if status.is_over() {
+        rules::MoveList::new()
+    } else {
+        pos.legal_moves()
+    };
     pb::LegalMovesResponse {
         moves: moves_to_pb(pos, &moves),
-        status: status_to_pb(game.status()) as i32,
+        status: status_to_pb(status) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: ply_u32(game.ply()),
@@ -174,10 +261,14 @@ pub fn ply_u32(ply: usize) -> u32 {
     u32::try_from(ply).unwrap_or(u32::MAX)
 }
 
-/// The whole game as the API shows it; `san` holds the SAN of each move played.
-pub fn game_to_pb(meta: &GameMeta, game: &Game, san: &[String]) -> pb::Game {
+/// The whole game as the API shows it; `san` holds the SAN of each move played. The
+/// clocks are read as of the running clock's start (the view depends only on the game's
+/// state, so it can be cached); [`advance_clock`] brings them to the moment of serving.
+pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
+    let game = m.game();
     let pos = game.position();
-    let status = game.status();
+    let status = m.status();
+    let going = !status.is_over();
     pb::Game {
         game_id: meta.id.clone(),
         variant: variant_to_pb(game.variant()) as i32,
@@ -189,24 +280,99 @@ pub fn game_to_pb(meta: &GameMeta, game: &Game, san: &[String]) -> pb::Game {
         side_to_move: color_to_pb(pos.turn()) as i32,
         in_check: pos.is_check(),
         status: status_to_pb(status) as i32,
-        winner: status.winner().map_or(pb::Color::Unspecified, color_to_pb) as i32,
-        can_claim_threefold: game.can_claim_threefold(),
-        can_claim_fifty_moves: game.can_claim_fifty_moves(),
-        pgn: crate::rules::pgn::to_pgn_with_san(game, san),
-        chess960_position: match meta.start {
-            Start::Chess960(n) => Some(n),
-            _ => None,
-        },
+        winner: winner_to_pb(status) as i32,
+        can_claim_threefold: going && game.can_claim_threefold(),
+        can_claim_fifty_moves: going && game.can_claim_fifty_moves(),
+        pgn: crate::lifecycle::pgn::to_pgn(m, san),
+        chess960_position: chess960_number(meta),
+        clock: m.clock_at(0).as_ref().map(clock_to_pb),
+        draw_offered_by: opt_color_to_pb(m.offer()),
+        version: m.version(),
     }
 }
 
-/// Human-readable description of a start, for messages.
-pub fn describe_start(meta: &GameMeta, game: &Game) -> String {
-    match (&meta.start, meta.variant) {
+fn chess960_number(meta: &GameMeta) -> Option<u32> {
+    match meta.start {
+        Start::Chess960(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// One version of a game's history as a spectator gets it.
+pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
+    use pb::game_event::Kind;
+    let moved = |r: &EventRecord| r.moved.map(|(pos, m)| move_to_pb(&pos, m));
+    let by = opt_color_to_pb(r.by);
+    let ended = |r: &EventRecord| {
+        Kind::GameEnded(pb::GameEnded {
+            status: status_to_pb(r.status) as i32,
+            winner: winner_to_pb(r.status) as i32,
+            color: by,
+        })
+    };
+    let kind = match r.event {
+        None => Kind::Started(pb::GameStarted {
+            variant: variant_to_pb(r.position.variant()) as i32,
+            initial_fen: r.position.to_fen(),
+            chess960_position: chess960_number(meta),
+            time_control: r.clock.as_ref().map(|c| time_control_to_pb(c.control)),
+        }),
+        Some(Event::Move(_)) => Kind::MovePlayed(pb::MovePlayed {
+            r#move: moved(r),
+            color: by,
+        }),
+        Some(Event::Undo) => Kind::MoveUndone(pb::MoveUndone {
+            undone: moved(r),
+            color: by,
+        }),
+        Some(Event::DrawOffered(_)) => Kind::DrawOffered(pb::DrawOffered { color: by }),
+        Some(Event::DrawDeclined) => Kind::DrawDeclined(pb::DrawDeclined {
+            color: by,
+            lapsed: false,
+        }),
+        Some(Event::DrawLapsed) => Kind::DrawDeclined(pb::DrawDeclined {
+            color: by,
+            lapsed: true,
+        }),
+        Some(
+            Event::DrawAccepted | Event::Resigned(_) | Event::DrawClaimed { .. } | Event::FlagFell,
+        ) => ended(r),
+    };
+    let pos = &r.position;
+    pb::GameEvent {
+        game_id: meta.id.clone(),
+        version: r.version,
+        at_unix_ms: r.at_ms.unwrap_or(0),
+        kind: Some(kind),
+        state: Some(pb::GameSnapshot {
+            ply: ply_u32(r.ply),
+            fen: pos.to_fen(),
+            side_to_move: color_to_pb(pos.turn()) as i32,
+            in_check: pos.is_check(),
+            status: status_to_pb(r.status) as i32,
+            winner: winner_to_pb(r.status) as i32,
+            clock: r.clock.as_ref().map(clock_to_pb),
+            draw_offered_by: opt_color_to_pb(r.offer),
+        }),
+    }
+}
+
+/// Human-readable description of a start (and time control), for messages.
+pub fn describe_start(meta: &GameMeta, m: &Match) -> String {
+    let game: &Game = m.game();
+    let start = match (&meta.start, meta.variant) {
         (Start::Standard, _) => "the standard start".to_string(),
         (Start::Chess960(n), _) => format!("Chess960 position {n}"),
         (Start::Fen(_), Variant::Chess960) => format!("Chess960 FEN {}", game.start().to_fen()),
         (Start::Fen(_), Variant::Standard) => format!("FEN {}", game.start().to_fen()),
+    };
+    match m.time_control() {
+        Some(tc) => format!(
+            "{start}, time control {} ms + {} ms",
+            tc.initial_ms(),
+            tc.increment_ms()
+        ),
+        None => format!("{start}, untimed"),
     }
 }
 

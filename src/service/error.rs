@@ -7,11 +7,25 @@ use std::collections::HashMap;
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::rules::{FenError, MoveTextError, SanError, Status};
+use crate::lifecycle::{Refusal, Status, TimeControlError};
+use crate::rules::{Color, FenError, MoveTextError, SanError};
 use crate::store::StoreError;
 
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const DOMAIN: &str = "chess.v1";
+
+/// The proto enum name of a colour, for metadata.
+fn color_name(color: Color) -> &'static str {
+    super::convert::color_to_pb(color).as_str_name()
+}
+
+/// The request field of a time control error.
+fn source_field(e: &TimeControlError) -> &'static str {
+    match e.field() {
+        "increment_ms" => "time_control.increment_ms",
+        _ => "time_control.initial_ms",
+    }
+}
 
 /// Why a call failed. Messages say what was wrong and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +49,42 @@ pub enum ServiceError {
     GameOver { id: String, status: Status },
     #[error("game '{id}' is at its start position: there is no move to undo")]
     NothingToUndo { id: String },
+    #[error(
+        "it is {to_move}'s turn in game '{id}', not {color}'s: {action} only for the side to move"
+    )]
+    NotYourTurn {
+        id: String,
+        color: Color,
+        to_move: Color,
+        action: &'static str,
+    },
+    #[error(
+        "the last move in game '{id}' was {last_mover}'s; {color} cannot take it back (name the side whose move it is, or no side)"
+    )]
+    NotYourMove {
+        id: String,
+        color: Color,
+        last_mover: Color,
+    },
+    #[error("{}", pending_offer(id, *by, *color))]
+    DrawOfferPending { id: String, by: Color, color: Color },
+    #[error("no draw offer is pending in game '{id}'; offer one with OfferDraw")]
+    NoDrawOffer { id: String },
+    #[error(
+        "{color} made the pending draw offer in game '{id}'; only {} can accept or decline it",
+        !*color
+    )]
+    OwnDrawOffer { id: String, color: Color },
+    #[error("game '{id}': {why}")]
+    ClaimRefused { id: String, why: String },
+    #[error(
+        "game '{id}' is at version {current}; from_version {from} is ahead of it (the most is {current} + 1, which streams only new events)"
+    )]
+    VersionAhead { id: String, from: u64, current: u64 },
+    #[error("invalid time_control.{}: {source}", source.field())]
+    InvalidTimeControl { source: TimeControlError },
+    #[error("invalid {field}: {value} is not a known Color; use COLOR_WHITE or COLOR_BLACK")]
+    InvalidColor { field: &'static str, value: i32 },
     #[error("no game with id '{id}'; create it with NewGame")]
     GameNotFound { id: String },
     #[error(
@@ -93,16 +143,22 @@ pub enum ServiceError {
     Internal(String),
 }
 
+fn pending_offer(id: &str, by: Color, color: Color) -> String {
+    if by == color {
+        format!(
+            "{by}'s draw offer in game '{id}' is already pending; wait for {}'s answer",
+            !by
+        )
+    } else {
+        format!(
+            "{by} has offered a draw in game '{id}'; {color} can accept or decline it with RespondToDraw"
+        )
+    }
+}
+
 /// The proto enum name of a status, for messages and metadata.
 pub fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::InProgress => "GAME_STATUS_IN_PROGRESS",
-        Status::Checkmate { .. } => "GAME_STATUS_CHECKMATE",
-        Status::Stalemate => "GAME_STATUS_STALEMATE",
-        Status::InsufficientMaterial => "GAME_STATUS_DRAW_INSUFFICIENT_MATERIAL",
-        Status::FivefoldRepetition => "GAME_STATUS_DRAW_FIVEFOLD_REPETITION",
-        Status::SeventyFiveMoves => "GAME_STATUS_DRAW_SEVENTY_FIVE_MOVES",
-    }
+    super::convert::status_to_pb(status).as_str_name()
 }
 
 impl ServiceError {
@@ -115,6 +171,37 @@ impl ServiceError {
             ServiceError::AmbiguousMove(e)
         } else {
             ServiceError::IllegalMove(e)
+        }
+    }
+
+    /// Why the lifecycle refused a request on game `id`. `action` completes the
+    /// NOT_YOUR_TURN message ("moves are played", "a draw is claimed").
+    pub fn from_refusal(id: &str, refusal: Refusal, action: &'static str) -> ServiceError {
+        let id = id.to_string();
+        match refusal {
+            Refusal::GameOver(status) => ServiceError::GameOver { id, status },
+            Refusal::NotYourTurn { color, to_move } => ServiceError::NotYourTurn {
+                id,
+                color,
+                to_move,
+                action,
+            },
+            Refusal::NotYourMove { color, last_mover } => ServiceError::NotYourMove {
+                id,
+                color,
+                last_mover,
+            },
+            Refusal::Move(e) => ServiceError::from_move_text(e),
+            Refusal::NothingToUndo => ServiceError::NothingToUndo { id },
+            Refusal::DrawOfferPending { by, color } => {
+                ServiceError::DrawOfferPending { id, by, color }
+            }
+            Refusal::NoDrawOffer => ServiceError::NoDrawOffer { id },
+            Refusal::OwnDrawOffer { color } => ServiceError::OwnDrawOffer { id, color },
+            Refusal::ClaimRefused { why } => ServiceError::ClaimRefused { id, why },
+            Refusal::Inconsistent(e) => {
+                ServiceError::Internal(format!("game '{id}' refused its own event: {e}"))
+            }
         }
     }
 
@@ -143,10 +230,20 @@ impl ServiceError {
             | InvalidVariant { .. }
             | InvalidChess960Position { .. }
             | DepthTooLarge { .. }
-            | FenRequired { .. } => Code::InvalidArgument,
-            IllegalMove(_) | AmbiguousMove(_) | GameOver { .. } | NothingToUndo { .. } => {
-                Code::FailedPrecondition
-            }
+            | FenRequired { .. }
+            | InvalidTimeControl { .. }
+            | InvalidColor { .. } => Code::InvalidArgument,
+            IllegalMove(_)
+            | AmbiguousMove(_)
+            | GameOver { .. }
+            | NothingToUndo { .. }
+            | NotYourTurn { .. }
+            | NotYourMove { .. }
+            | DrawOfferPending { .. }
+            | NoDrawOffer { .. }
+            | OwnDrawOffer { .. }
+            | ClaimRefused { .. } => Code::FailedPrecondition,
+            VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
             PlyMismatch { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
@@ -169,6 +266,14 @@ impl ServiceError {
             AmbiguousMove(_) => "AMBIGUOUS_MOVE",
             GameOver { .. } => "GAME_OVER",
             NothingToUndo { .. } => "NOTHING_TO_UNDO",
+            NotYourTurn { .. } | NotYourMove { .. } => "NOT_YOUR_TURN",
+            DrawOfferPending { .. } => "DRAW_OFFER_PENDING",
+            NoDrawOffer { .. } => "NO_DRAW_OFFER",
+            OwnDrawOffer { .. } => "OWN_DRAW_OFFER",
+            ClaimRefused { .. } => "CLAIM_REFUSED",
+            VersionAhead { .. } => "VERSION_AHEAD",
+            InvalidTimeControl { .. } => "INVALID_TIME_CONTROL",
+            InvalidColor { .. } => "INVALID_COLOR",
             GameNotFound { .. } => "GAME_NOT_FOUND",
             PlyMismatch { .. } => "PLY_MISMATCH",
             GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
@@ -202,8 +307,38 @@ impl ServiceError {
                 put("game_id", id.clone());
                 put("status", status_name(*status).to_string());
             }
-            NothingToUndo { id } | GameNotFound { id } | GameAlreadyExists { id, .. } => {
-                put("game_id", id.clone())
+            NothingToUndo { id }
+            | GameNotFound { id }
+            | GameAlreadyExists { id, .. }
+            | NoDrawOffer { id }
+            | ClaimRefused { id, .. } => put("game_id", id.clone()),
+            NotYourTurn {
+                id, color, to_move, ..
+            } => {
+                put("game_id", id.clone());
+                put("color", color_name(*color).to_string());
+                put("side_to_move", color_name(*to_move).to_string());
+            }
+            NotYourMove {
+                id,
+                color,
+                last_mover,
+            } => {
+                put("game_id", id.clone());
+                put("color", color_name(*color).to_string());
+                put("last_mover", color_name(*last_mover).to_string());
+            }
+            DrawOfferPending { id, by, .. } => {
+                put("game_id", id.clone());
+                put("offered_by", color_name(*by).to_string());
+            }
+            OwnDrawOffer { id, color } => {
+                put("game_id", id.clone());
+                put("offered_by", color_name(*color).to_string());
+            }
+            VersionAhead { id, current, .. } => {
+                put("game_id", id.clone());
+                put("current_version", current.to_string());
             }
             PlyMismatch {
                 id,
@@ -243,6 +378,12 @@ impl ServiceError {
                 vec![("depth", format!("{depth} is above the maximum {max}"))]
             }
             FenRequired { why } => vec![("fen", (*why).to_string())],
+            InvalidTimeControl { source } => {
+                vec![(source_field(source), source.to_string())]
+            }
+            InvalidColor { field, value } => {
+                vec![(field, format!("{value} is not a known Color"))]
+            }
             _ => Vec::new(),
         }
     }

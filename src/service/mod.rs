@@ -1,6 +1,7 @@
 //! `chess.v1.ChessService`: request validation, the semantics of each call (idempotent
-//! NewGame, `expected_ply`, undo), perft on the blocking pool, and one tracing span per
-//! call with its method, game, status code and latency.
+//! NewGame, `expected_ply`, undo, whose turn, draws, resignation, the spectator stream),
+//! perft on the blocking pool, and one tracing span per call with its method, game,
+//! status code and latency.
 
 pub mod convert;
 pub mod cpu_pool;
@@ -22,19 +23,40 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response};
 use tracing::Instrument as _;
 
 pub use error::ServiceError;
 
-use crate::games::{Outcome, Registry, StartRequest};
+use crate::games::{GameEntry, Registry, StartRequest, WatchItem};
+use crate::lifecycle::Match;
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
-use crate::rules::{self, Game, PlayError, Position, Variant, chess960};
+use crate::rules::{self, Position, Variant, chess960};
 use crate::store::{GameMeta, Start};
 use convert::{
-    move_to_pb, parse_fen, ply_u32, validate_game_id, validate_move_text, variant_from_pb,
+    color_from_pb, move_to_pb, parse_fen, ply_u32, required_color, time_control_from_pb,
+    validate_game_id, validate_move_text, variant_from_pb,
 };
+
+/// Messages a spectator's stream buffers between its forwarding task and the transport.
+/// Small: the per-game broadcast buffer is the one that bounds how far a spectator may
+/// fall behind.
+const WATCH_STREAM_BUFFER: usize = 16;
+
+/// Checks `expected_ply` against game `e`: ABORTED with the current ply on a mismatch.
+fn check_ply(e: &GameEntry, id: &str, expected: Option<u32>) -> Result<(), ServiceError> {
+    let ply = e.game().ply();
+    match expected {
+        Some(expected) if expected as usize != ply => Err(ServiceError::PlyMismatch {
+            id: id.to_string(),
+            expected,
+            current: ply_u32(ply),
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// Perft limits: perft is the one call whose cost the caller chooses.
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +119,7 @@ impl ChessService {
         if !req.game_id.is_empty() {
             validate_game_id(&req.game_id)?;
         }
+        let time_control = time_control_from_pb(req.time_control.as_ref())?;
         let explicit_start = !req.fen.is_empty() || req.chess960_position.is_some();
         let (start, start_position) = if !req.fen.is_empty() {
             let pos = parse_fen("fen", &req.fen, variant)?;
@@ -121,23 +144,27 @@ impl ChessService {
         // For a repeated game_id: a request with no start and no variant takes any
         // existing game; a named start must be the existing game's; a random Chess960
         // start matches any Chess960 game.
-        let request = if explicit_start || req.variant != 0 {
+        // A named time control is part of the start: it must be the existing game's.
+        let request = if explicit_start || req.variant != 0 || time_control.is_some() {
             StartRequest::Named
         } else {
             StartRequest::Unspecified
         };
         let wanted_fen =
             (explicit_start || variant == Variant::Standard).then(|| start_position.to_fen());
-        let same_start = move |existing: &crate::games::GameEntry| {
+        let same_start = move |existing: &GameEntry| {
             existing.game().variant() == variant
                 && wanted_fen
                     .as_ref()
                     .is_none_or(|fen| *fen == existing.game().start().to_fen())
+                && time_control.is_none_or(|tc| existing.lifecycle().time_control() == Some(tc))
         };
-        let created_unix_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let game = Game::new(start_position);
+        // The clock of a timed game starts now.
+        let created_unix_ms = crate::games::now_ms();
+        let game = match time_control {
+            Some(tc) => Match::timed(start_position, tc, created_unix_ms),
+            None => Match::untimed(start_position),
+        };
         if !req.game_id.is_empty() {
             let meta = GameMeta {
                 id: req.game_id,
@@ -176,18 +203,22 @@ impl ChessService {
 
     async fn get_game(&self, req: pb::GetGameRequest) -> Result<pb::GetGameResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
-        let game = self.registry.read(&req.game_id, |e| e.view()).await?;
+        let game = self
+            .registry
+            .read(&req.game_id, |e, now| e.view(now))
+            .await?;
         Ok(pb::GetGameResponse { game: Some(game) })
     }
 
     async fn play(&self, req: pb::PlayRequest) -> Result<pb::PlayResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         validate_move_text(&req.r#move)?;
+        let color = color_from_pb(req.color, "color")?;
         let id = req.game_id.clone();
         let text = req.r#move;
         let expected = req.expected_ply;
         self.registry
-            .update(req.game_id, move |e| {
+            .update(req.game_id, move |e, now| {
                 let ply = e.game().ply();
                 if let Some(expected) = expected.filter(|&x| x as usize != ply) {
                     // A retry of the move already played at `expected` succeeds without
@@ -202,10 +233,7 @@ impl ChessService {
                         && pos.parse_move(&text).is_ok_and(|m| m == played)
                     {
                         let mv = move_to_pb(&pos, played);
-                        return Ok(Outcome {
-                            value: (e.view(), mv),
-                            changed: false,
-                        });
+                        return Ok((e.view(now), mv));
                     }
                     return Err(ServiceError::PlyMismatch {
                         id,
@@ -213,22 +241,10 @@ impl ChessService {
                         current: ply_u32(ply),
                     });
                 }
-                let mv = match e.play_text(&text) {
-                    Ok(mv) => mv,
-                    Err(PlayError::GameOver(status)) => {
-                        return Err(ServiceError::GameOver { id, status });
-                    }
-                    Err(PlayError::Text(t)) => return Err(ServiceError::from_move_text(t)),
-                    Err(PlayError::Illegal(reason)) => {
-                        return Err(ServiceError::Internal(format!(
-                            "parsed move refused: {reason}"
-                        )));
-                    }
-                };
-                Ok(Outcome {
-                    value: (e.view(), mv),
-                    changed: true,
-                })
+                let mv = e
+                    .play(now, color, &text)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "moves are played"))?;
+                Ok((e.view(now), mv))
             })
             .await
             .map(|(game, mv)| pb::PlayResponse {
@@ -239,25 +255,16 @@ impl ChessService {
 
     async fn undo(&self, req: pb::UndoRequest) -> Result<pb::UndoResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
+        let color = color_from_pb(req.color, "color")?;
         let id = req.game_id.clone();
         let expected = req.expected_ply;
         self.registry
-            .update(req.game_id, move |e| {
-                let ply = e.game().ply();
-                if let Some(expected) = expected.filter(|&x| x as usize != ply) {
-                    return Err(ServiceError::PlyMismatch {
-                        id,
-                        expected,
-                        current: ply_u32(ply),
-                    });
-                }
-                let Some(mv) = e.undo() else {
-                    return Err(ServiceError::NothingToUndo { id });
-                };
-                Ok(Outcome {
-                    value: (e.view(), mv),
-                    changed: true,
-                })
+            .update(req.game_id, move |e, now| {
+                check_ply(e, &id, expected)?;
+                let mv = e
+                    .undo(now, color)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "moves are taken back"))?;
+                Ok((e.view(now), mv))
             })
             .await
             .map(|(game, mv)| pb::UndoResponse {
@@ -271,6 +278,136 @@ impl ChessService {
         self.fen_cache.clone()
     }
 
+    async fn resign(&self, req: pb::ResignRequest) -> Result<pb::ResignResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side that resigns")?;
+        let id = req.game_id.clone();
+        let game = self
+            .registry
+            .update(req.game_id, move |e, now| {
+                e.resign(now, color)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                Ok(e.view(now))
+            })
+            .await?;
+        Ok(pb::ResignResponse { game: Some(game) })
+    }
+
+    async fn offer_draw(
+        &self,
+        req: pb::OfferDrawRequest,
+    ) -> Result<pb::OfferDrawResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side that offers the draw")?;
+        let id = req.game_id.clone();
+        let game = self
+            .registry
+            .update(req.game_id, move |e, now| {
+                e.offer_draw(now, color)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                Ok(e.view(now))
+            })
+            .await?;
+        Ok(pb::OfferDrawResponse { game: Some(game) })
+    }
+
+    async fn respond_to_draw(
+        &self,
+        req: pb::RespondToDrawRequest,
+    ) -> Result<pb::RespondToDrawResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side that answers the offer")?;
+        let id = req.game_id.clone();
+        let accept = req.accept;
+        let game = self
+            .registry
+            .update(req.game_id, move |e, now| {
+                e.respond_to_draw(now, color, accept)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                Ok(e.view(now))
+            })
+            .await?;
+        Ok(pb::RespondToDrawResponse { game: Some(game) })
+    }
+
+    async fn claim_draw(
+        &self,
+        req: pb::ClaimDrawRequest,
+    ) -> Result<pb::ClaimDrawResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side that claims (the side to move)")?;
+        let text = if req.r#move.trim().is_empty() {
+            None
+        } else {
+            validate_move_text(&req.r#move)?;
+            Some(req.r#move)
+        };
+        let id = req.game_id.clone();
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e, now| {
+                check_ply(e, &id, expected)?;
+                let mv = e
+                    .claim_draw(now, color, text.as_deref())
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "a draw is claimed"))?;
+                Ok((e.view(now), mv))
+            })
+            .await
+            .map(|(game, mv)| pb::ClaimDrawResponse {
+                game: Some(game),
+                r#move: mv,
+            })
+    }
+
+    /// Subscribes (the backlog and the live channel) and starts the task that feeds the
+    /// spectator's stream. The call itself ends here; the stream does not count as a call
+    /// in flight, and the registry's shutdown ends it.
+    async fn watch_game(
+        &self,
+        req: pb::WatchGameRequest,
+    ) -> Result<ReceiverStream<Result<pb::WatchGameResponse, tonic::Status>>, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let mut sub = self
+            .registry
+            .subscribe(&req.game_id, req.from_version)
+            .await?;
+        let (tx, rx) = tokio::sync::mpsc::channel(WATCH_STREAM_BUFFER);
+        let id = req.game_id;
+        tokio::spawn(async move {
+            use pb::watch_game_response::Message;
+            loop {
+                let item = tokio::select! {
+                    item = sub.next() => item,
+                    () = tx.closed() => break,
+                };
+                let (message, last) = match item {
+                    WatchItem::Event(event) => (
+                        Ok(pb::WatchGameResponse {
+                            message: Some(Message::Event((*event).clone())),
+                        }),
+                        false,
+                    ),
+                    WatchItem::Resync(version) => {
+                        tracing::info!(game_id = %id, resume_from_version = version, "a spectator fell behind; told to resync");
+                        (
+                            Ok(pb::WatchGameResponse {
+                                message: Some(Message::Resync(pb::Resync {
+                                    resume_from_version: version,
+                                })),
+                            }),
+                            true,
+                        )
+                    }
+                    WatchItem::End(e) => (Err(tonic::Status::from(e)), true),
+                };
+                if tx.send(message).await.is_err() || last {
+                    break;
+                }
+            }
+        });
+        Ok(ReceiverStream::new(rx))
+    }
+
     async fn legal_moves(
         &self,
         req: pb::LegalMovesRequest,
@@ -278,7 +415,7 @@ impl ChessService {
         match req.position {
             Some(RequestedPosition::GameId(id)) => {
                 validate_game_id(&id)?;
-                self.registry.read(&id, |e| e.legal_moves()).await
+                self.registry.read(&id, |e, _| e.legal_moves()).await
             }
             Some(RequestedPosition::Fen(fen)) => {
                 let variant = variant_from_pb(req.variant, "variant")?;
@@ -617,6 +754,62 @@ impl grpc::chess_service_server::ChessService for ChessService {
         let deadline = deadline_of(&request);
         let req = request.into_inner();
         self.call("Perft", "", None, self.perft(req, deadline))
+            .await
+    }
+
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("Resign", &id, deadline, self.resign(req)).await
+    }
+
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("OfferDraw", &id, deadline, self.offer_draw(req))
+            .await
+    }
+
+    async fn respond_to_draw(
+        &self,
+        request: Request<pb::RespondToDrawRequest>,
+    ) -> Result<Response<pb::RespondToDrawResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("RespondToDraw", &id, deadline, self.respond_to_draw(req))
+            .await
+    }
+
+    async fn claim_draw(
+        &self,
+        request: Request<pb::ClaimDrawRequest>,
+    ) -> Result<Response<pb::ClaimDrawResponse>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("ClaimDraw", &id, deadline, self.claim_draw(req))
+            .await
+    }
+
+    type WatchGameStream = ReceiverStream<Result<pb::WatchGameResponse, tonic::Status>>;
+
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, tonic::Status> {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id.clone();
+        self.call("WatchGame", &id, deadline, self.watch_game(req))
             .await
     }
 }

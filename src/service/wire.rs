@@ -12,8 +12,9 @@
 use bytes::{BufMut, Bytes};
 use prost::encoding::{DecodeContext, WireType};
 
+use crate::lifecycle::Status;
 use crate::pb;
-use crate::rules::{Move, Position, Status, Variant};
+use crate::rules::{self, Move, Position, Variant};
 
 use super::convert::status_to_pb;
 
@@ -244,17 +245,23 @@ pub fn encode_legal_moves(
 /// and the status of the position taken alone.
 pub fn position_legal_moves(pos: &Position) -> EncodedLegalMoves {
     let legal = pos.legal_moves();
-    let status = Status::of_position_with(pos, !legal.is_empty());
+    let status = rules::Status::of_position_with(pos, !legal.is_empty()).into();
     encode_legal_moves(pos, &legal, status, 0)
 }
 
 /// The moves playable in a game now (none once it has ended), with its status and ply.
-pub fn game_legal_moves(game: &crate::rules::Game) -> EncodedLegalMoves {
-    let legal = game.legal_moves();
+pub fn game_legal_moves(m: &crate::lifecycle::Match) -> EncodedLegalMoves {
+    let game = m.game();
+    let status = m.status();
+    let legal = if status.is_over() {
+        crate::rules::MoveList::new()
+    } else {
+        game.position().legal_moves()
+    };
     encode_legal_moves(
         game.position(),
         &legal,
-        game.status(),
+        status,
         super::convert::ply_u32(game.ply()),
     )
 }
@@ -264,7 +271,8 @@ mod tests {
     use prost::Message as _;
 
     use super::*;
-    use crate::rules::Game;
+    use crate::lifecycle::Match;
+    use crate::rules::Color;
     use crate::service::convert;
 
     fn suite_positions() -> Vec<Position> {
@@ -313,22 +321,38 @@ mod tests {
 
     #[test]
     fn game_answer_is_the_generated_encoding_and_empty_after_the_end() {
-        let mut game = Game::new(Position::new());
+        let mut game = Match::untimed(Position::new());
         for uci in ["f2f3", "e7e5", "g2g4"] {
-            game.play_text(uci).expect("legal");
+            game.play(0, None, uci).expect("legal");
             let reference = convert::game_legal_moves(&game).encode_to_vec();
             assert_eq!(
                 game_legal_moves(&game).bytes().as_ref(),
                 reference.as_slice()
             );
         }
-        game.play_text("d8h4").expect("mate");
+        game.play(0, None, "d8h4").expect("mate");
         let decoded =
             pb::LegalMovesResponse::decode(game_legal_moves(&game).bytes().clone()).expect("ok");
         assert!(decoded.moves.is_empty());
         assert_eq!(decoded.status(), pb::GameStatus::Checkmate);
         assert_eq!(decoded.ply, 4);
         assert!(decoded.in_check);
+    }
+
+    /// An ending off the board (resignation) leaves nothing to play either.
+    #[test]
+    fn game_answer_is_empty_after_resignation() {
+        let mut game = Match::untimed(Position::new());
+        game.play(0, None, "e2e4").expect("legal");
+        game.resign(0, Color::Black).expect("resigns");
+        let fast = game_legal_moves(&game);
+        assert_eq!(
+            fast.bytes().as_ref(),
+            convert::game_legal_moves(&game).encode_to_vec().as_slice()
+        );
+        let decoded = pb::LegalMovesResponse::decode(fast.bytes().clone()).expect("ok");
+        assert!(decoded.moves.is_empty());
+        assert_eq!(decoded.status(), pb::GameStatus::Resignation);
     }
 
     #[test]

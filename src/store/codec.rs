@@ -1,15 +1,22 @@
 //! The stored record of one game: a versioned, sectioned, checksummed byte string holding
-//! the start position, the creation time and the moves, each move as its index in the
-//! position's [`Position::legal_moves_sorted`] order written with a truncated binary code.
-//! `docs/STORAGE.md` gives the exact byte layout.
+//! the start position, the creation time and the game's history, each move as its index
+//! in the position's [`Position::legal_moves_sorted`] order written with a truncated
+//! binary code. `docs/STORAGE.md` gives the exact byte layout.
 //!
-//! Decoding replays every move through the rules (the game must still be going and the
-//! move is taken from the rules' legal list of the position); a record that fails
-//! its checksum, its framing or its replay is a [`CodecError`], which the store turns into
+//! Two forms of the history, chosen per save: a game whose log is only moves and that is
+//! untimed is written as a MOVES section (the first form, which every build reads); any
+//! other game as a LOG section (every event, one tag bit each, moves coded as in MOVES)
+//! plus, when timed, a CLOCK section (the time control and every event's time).
+//!
+//! Decoding replays the history through the rules and the lifecycle ([`Match::apply`]:
+//! the game must still be going, each move is taken from the rules' legal list of the
+//! position, each event must be allowed where it stands); a record that fails its
+//! checksum, its framing or its replay is a [`CodecError`], which the store turns into
 //! `StoreError::DataLoss` for that game alone.
 
+use crate::lifecycle::{ClaimRule, Event, LogEntry, Match, ReplayError, TimeControl};
 use crate::rules::chess960::{self, CHESS960_POSITIONS};
-use crate::rules::{Game, Move, Position, Variant};
+use crate::rules::{Color, Game, Move, Position, Variant};
 
 use super::{GameMeta, LoadedGame, Start};
 
@@ -26,8 +33,14 @@ pub const MAX_RECORD_LEN: usize = 64 * 1024;
 pub mod tag {
     /// Variant, creation time, start position. Required, first.
     pub const GAME: u8 = 0x01;
-    /// Ply count and the packed move indexes. Required.
+    /// Ply count and the packed move indexes: the history of an untimed game whose log
+    /// is only moves. Required (exactly one of MOVES and LOG).
     pub const MOVES: u8 = 0x02;
+    /// Event count and the packed events: every other history. Required (exactly one of
+    /// MOVES and LOG).
+    pub const LOG: u8 = 0x03;
+    /// The time control and each event's time: timed games, with LOG. Required.
+    pub const CLOCK: u8 = 0x04;
     /// The first optional tag: anything at or above it may be skipped by a reader that
     /// does not know it.
     pub const FIRST_OPTIONAL: u8 = 0x80;
@@ -72,6 +85,28 @@ pub enum CodecError {
     BadMovesSection { what: String },
     #[error("replay failed at ply {ply}: {what}")]
     Replay { ply: usize, what: String },
+    #[error("the log section is malformed: {what}")]
+    BadLogSection { what: String },
+    #[error("the clock section is malformed: {what}")]
+    BadClockSection { what: String },
+    #[error("replay of the log failed at {0}")]
+    LogReplay(ReplayError),
+    #[error(
+        "event {version} has kind {kind}, which this build does not know: run a newer build of the service"
+    )]
+    UnknownEventKind { version: u64, kind: u32 },
+    #[error("clock mode {mode} is not known to this build: run a newer build of the service")]
+    UnknownClockMode { mode: u8 },
+    #[error(
+        "cannot encode: the game's clock started at {clock} ms, but its metadata says it was created at {created} ms"
+    )]
+    CreatedMismatch { clock: u64, created: u64 },
+    #[error("cannot encode: event {version} ({what}) does not fit the log: {why}")]
+    BadEvent {
+        version: u64,
+        what: &'static str,
+        why: String,
+    },
     #[error(
         "cannot encode: the game's start position is not the one its metadata names ({start:?})"
     )]
@@ -327,6 +362,255 @@ pub fn order_key(m: &Move) -> u32 {
     (m.from as u32) << 24 | (m.to as u32) << 16 | (m.role as u32) << 8 | m.kind as u32
 }
 
+// ---- the log, incrementally ---------------------------------------------------------------
+
+/// Event kinds after a log entry's tag bit 1 (4 bits; 8..=15 are reserved, and a reader
+/// that meets one refuses the record: "run a newer build").
+mod kind {
+    pub const UNDO: u32 = 0;
+    pub const DRAW_OFFERED: u32 = 1;
+    pub const DRAW_DECLINED: u32 = 2;
+    pub const DRAW_LAPSED: u32 = 3;
+    pub const DRAW_ACCEPTED: u32 = 4;
+    pub const RESIGNED: u32 = 5;
+    pub const DRAW_CLAIMED: u32 = 6;
+    pub const FLAG_FELL: u32 = 7;
+    pub const BITS: u32 = 4;
+}
+
+/// The only clock mode so far: Fischer increment.
+const CLOCK_FISCHER: u8 = 0;
+
+/// Writes one event: tag bit 0 and the move's index among the legal moves of `before`
+/// (as in MOVES), or tag bit 1, the 4-bit kind and its payload bits.
+fn put_event(bits: &mut BitWriter, event: Event, before: Option<&Position>) -> Result<(), String> {
+    let (code, payload, width) = match event {
+        Event::Move(m) => {
+            let pos = before.ok_or("the position before the move is unknown")?;
+            let legal = pos.legal_moves();
+            if !legal.contains(&m) {
+                return Err(format!("{} is not legal in {}", pos.uci(m), pos.to_fen()));
+            }
+            bits.push(0, 1);
+            let key = order_key(&m);
+            let r = legal.iter().filter(|x| order_key(x) < key).count();
+            put_index(bits, r as u32, legal.len() as u32);
+            return Ok(());
+        }
+        Event::Undo => (kind::UNDO, 0, 0),
+        Event::DrawOffered(c) => (kind::DRAW_OFFERED, c.index() as u32, 1),
+        Event::DrawDeclined => (kind::DRAW_DECLINED, 0, 0),
+        Event::DrawLapsed => (kind::DRAW_LAPSED, 0, 0),
+        Event::DrawAccepted => (kind::DRAW_ACCEPTED, 0, 0),
+        Event::Resigned(c) => (kind::RESIGNED, c.index() as u32, 1),
+        Event::DrawClaimed { rule, announced } => {
+            let rule_bit = u32::from(rule == ClaimRule::FiftyMoves);
+            (kind::DRAW_CLAIMED, rule_bit << 1 | u32::from(announced), 2)
+        }
+        Event::FlagFell => (kind::FLAG_FELL, 0, 0),
+    };
+    bits.push(1, 1);
+    bits.push(code, kind::BITS);
+    bits.push(payload, width);
+    Ok(())
+}
+
+fn color_of_bit(bit: u32) -> Color {
+    if bit == 0 { Color::White } else { Color::Black }
+}
+
+/// The encoded log of one game (the LOG and CLOCK sections' content), kept so a save
+/// encodes only the events appended since the last one. A pure cache: [`LogEncoder::sync`]
+/// checks that the game's log still starts with what it encoded and rebuilds otherwise.
+#[derive(Clone, Debug)]
+pub struct LogEncoder {
+    start: Position,
+    /// Time control and creation time of a timed game.
+    clock: Option<(TimeControl, u64)>,
+    /// The events encoded, to check that a game's log extends them.
+    entries: Vec<LogEntry>,
+    /// The board's ply after the encoded events.
+    ply: usize,
+    bits: BitWriter,
+    /// Each event's time minus the previous one's (the first: minus the creation), varints.
+    times: Vec<u8>,
+    last_ms: u64,
+}
+
+impl LogEncoder {
+    fn new(start: Position, clock: Option<(TimeControl, u64)>) -> LogEncoder {
+        LogEncoder {
+            start,
+            clock,
+            entries: Vec::new(),
+            ply: 0,
+            bits: BitWriter::new(),
+            times: Vec::new(),
+            last_ms: clock.map_or(0, |(_, created)| created),
+        }
+    }
+
+    /// Events encoded.
+    pub fn events(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn bits(&self) -> &BitWriter {
+        &self.bits
+    }
+
+    /// Brings the encoding in line with `m`'s log; returns how many events it encoded.
+    pub fn sync(&mut self, m: &Match) -> Result<usize, CodecError> {
+        let clock = m.time_control().zip(m.created_ms());
+        if self.start != *m.game().start()
+            || self.clock != clock
+            || !m.log().starts_with(&self.entries)
+        {
+            *self = LogEncoder::new(*m.game().start(), clock);
+        }
+        let tail = &m.log()[self.entries.len()..];
+        let Some(plies) = self.tail_plies(m, tail) else {
+            *self = LogEncoder::rebuild(m)?;
+            return Ok(m.log().len());
+        };
+        for (&entry, ply) in tail.iter().zip(plies) {
+            let before = match entry.event {
+                Event::Move(_) => m.game().position_at(ply),
+                _ => None,
+            };
+            self.push(entry, before)?;
+        }
+        Ok(tail.len())
+    }
+
+    /// The board's ply before each event of `tail`, when every move in it can be encoded
+    /// from `m`'s current board: its position there is still the one it was played in (no
+    /// later undo went below it). `None` otherwise (then the log is replayed instead).
+    fn tail_plies(&self, m: &Match, tail: &[LogEntry]) -> Option<Vec<usize>> {
+        let mut plies = Vec::with_capacity(tail.len());
+        let mut ply = self.ply;
+        for entry in tail {
+            plies.push(ply);
+            match entry.event {
+                Event::Move(_) => ply += 1,
+                Event::Undo => ply = ply.checked_sub(1)?,
+                _ => {}
+            }
+        }
+        if ply != m.game().ply() {
+            return None;
+        }
+        let mut lowest_after = ply;
+        for (entry, &before) in tail.iter().zip(&plies).rev() {
+            if matches!(entry.event, Event::Move(_)) && lowest_after < before {
+                return None;
+            }
+            lowest_after = lowest_after.min(before);
+        }
+        Some(plies)
+    }
+
+    /// Encodes `m`'s whole log by replaying it (each move needs the position it was
+    /// played in, which an undo may have removed from the board).
+    fn rebuild(m: &Match) -> Result<LogEncoder, CodecError> {
+        let mut enc = LogEncoder::new(*m.game().start(), m.time_control().zip(m.created_ms()));
+        let mut replay = m.restart();
+        for &entry in m.log() {
+            enc.push(entry, Some(replay.game().position()))?;
+            replay.apply(entry).map_err(CodecError::LogReplay)?;
+        }
+        Ok(enc)
+    }
+
+    fn push(&mut self, entry: LogEntry, before: Option<&Position>) -> Result<(), CodecError> {
+        let version = self.entries.len() as u64 + 1;
+        let bad = |why: String| CodecError::BadEvent {
+            version,
+            what: entry.event.name(),
+            why,
+        };
+        put_event(&mut self.bits, entry.event, before).map_err(bad)?;
+        match (self.clock, entry.at_ms) {
+            (Some(_), Some(t)) => {
+                let delta = t.checked_sub(self.last_ms).ok_or_else(|| {
+                    bad(format!(
+                        "its time {t} is before the previous {}",
+                        self.last_ms
+                    ))
+                })?;
+                put_varint(&mut self.times, delta);
+                self.last_ms = t;
+            }
+            (None, None) => {}
+            _ => return Err(bad("it has a time exactly when the game is untimed".into())),
+        }
+        match entry.event {
+            Event::Move(_) => self.ply += 1,
+            Event::Undo => self.ply = self.ply.saturating_sub(1),
+            _ => {}
+        }
+        self.entries.push(entry);
+        Ok(())
+    }
+}
+
+/// A game's history, encoded in the form its next record takes: MOVES for an untimed
+/// game whose log is only moves (readable by every build), LOG otherwise.
+#[derive(Clone, Debug)]
+pub enum RecordEncoder {
+    Moves(MoveEncoder),
+    Log(LogEncoder),
+}
+
+/// Whether `m` is written in the MOVES form.
+fn moves_form(m: &Match) -> bool {
+    !m.is_timed() && m.only_moves()
+}
+
+impl RecordEncoder {
+    /// An empty encoder of the form `m` needs.
+    pub fn new(m: &Match) -> RecordEncoder {
+        let start = *m.game().start();
+        if moves_form(m) {
+            RecordEncoder::Moves(MoveEncoder::new(start))
+        } else {
+            RecordEncoder::Log(LogEncoder::new(start, m.time_control().zip(m.created_ms())))
+        }
+    }
+
+    /// The start position the history is encoded from.
+    pub fn start(&self) -> &Position {
+        match self {
+            RecordEncoder::Moves(e) => e.start(),
+            RecordEncoder::Log(e) => &e.start,
+        }
+    }
+
+    /// The packed moves (MOVES) or events (LOG).
+    pub fn bits(&self) -> &BitWriter {
+        match self {
+            RecordEncoder::Moves(e) => e.bits(),
+            RecordEncoder::Log(e) => e.bits(),
+        }
+    }
+
+    /// Brings the encoding in line with `m` (switching form when the game leaves the
+    /// MOVES form); returns how many moves or events had to be encoded.
+    pub fn sync(&mut self, m: &Match) -> Result<usize, CodecError> {
+        match self {
+            RecordEncoder::Moves(e) if moves_form(m) => e.sync(m.game()),
+            RecordEncoder::Log(e) if !moves_form(m) => e.sync(m),
+            _ => {
+                *self = RecordEncoder::new(m);
+                match self {
+                    RecordEncoder::Moves(e) => e.sync(m.game()),
+                    RecordEncoder::Log(e) => e.sync(m),
+                }
+            }
+        }
+    }
+}
+
 // ---- the start ----------------------------------------------------------------------------
 
 /// The position a game's metadata names as its start.
@@ -361,10 +645,8 @@ fn put_section(out: &mut Vec<u8>, tag: u8, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-/// Builds the record of a game whose moves are already in `moves` (kept in sync with
-/// `game` by the caller). The checksum covers the game id, so a record copied under
-/// another key fails to load.
-pub fn encode_with(meta: &GameMeta, moves: &MoveEncoder) -> Result<Vec<u8>, CodecError> {
+/// The GAME section: variant, creation time, start.
+fn game_section(meta: &GameMeta) -> Result<Vec<u8>, CodecError> {
     let mut game_sec = Vec::with_capacity(16);
     game_sec.push(match meta.variant {
         Variant::Standard => VARIANT_STANDARD,
@@ -388,21 +670,71 @@ pub fn encode_with(meta: &GameMeta, moves: &MoveEncoder) -> Result<Vec<u8>, Code
             game_sec.extend_from_slice(fen.as_bytes());
         }
     }
-    let bits = moves.bits();
-    let mut moves_sec = Vec::with_capacity(bits.as_bytes().len() + 3);
-    put_varint(&mut moves_sec, moves.ply() as u64);
-    moves_sec.extend_from_slice(bits.as_bytes());
+    Ok(game_sec)
+}
 
-    let mut out = Vec::with_capacity(game_sec.len() + moves_sec.len() + 12);
+/// Frames `sections` (in increasing tag order) into a checksummed record.
+fn seal(meta: &GameMeta, sections: &[(u8, &[u8])]) -> Result<Vec<u8>, CodecError> {
+    let len: usize = sections.iter().map(|(_, p)| p.len() + 6).sum();
+    let mut out = Vec::with_capacity(len + 5);
     out.push(FORMAT_VERSION);
-    put_section(&mut out, tag::GAME, &game_sec);
-    put_section(&mut out, tag::MOVES, &moves_sec);
+    for (tag, payload) in sections {
+        put_section(&mut out, *tag, payload);
+    }
     let sum = checksum(&meta.id, &out);
     out.extend_from_slice(&sum.to_le_bytes());
     if out.len() > MAX_RECORD_LEN {
         return Err(CodecError::TooLarge { len: out.len() });
     }
     Ok(out)
+}
+
+/// Builds the record of an untimed, moves-only game whose moves are already in `moves`
+/// (kept in sync with the game by the caller): sections GAME and MOVES. The checksum
+/// covers the game id, so a record copied under another key fails to load.
+pub fn encode_with(meta: &GameMeta, moves: &MoveEncoder) -> Result<Vec<u8>, CodecError> {
+    let game_sec = game_section(meta)?;
+    let bits = moves.bits();
+    let mut moves_sec = Vec::with_capacity(bits.as_bytes().len() + 3);
+    put_varint(&mut moves_sec, moves.ply() as u64);
+    moves_sec.extend_from_slice(bits.as_bytes());
+    seal(meta, &[(tag::GAME, &game_sec), (tag::MOVES, &moves_sec)])
+}
+
+/// Builds the record of a game whose history is already in `enc` (kept in sync with the
+/// game by the caller): GAME and MOVES, or GAME, LOG and (timed games) CLOCK.
+pub fn encode_record(meta: &GameMeta, enc: &RecordEncoder) -> Result<Vec<u8>, CodecError> {
+    let log = match enc {
+        RecordEncoder::Moves(moves) => return encode_with(meta, moves),
+        RecordEncoder::Log(log) => log,
+    };
+    let game_sec = game_section(meta)?;
+    let bytes = log.bits.as_bytes();
+    let mut log_sec = Vec::with_capacity(bytes.len() + 3);
+    put_varint(&mut log_sec, log.entries.len() as u64);
+    log_sec.extend_from_slice(bytes);
+    let Some((control, created)) = log.clock else {
+        return seal(meta, &[(tag::GAME, &game_sec), (tag::LOG, &log_sec)]);
+    };
+    if created != meta.created_unix_ms {
+        return Err(CodecError::CreatedMismatch {
+            clock: created,
+            created: meta.created_unix_ms,
+        });
+    }
+    let mut clock_sec = Vec::with_capacity(log.times.len() + 8);
+    clock_sec.push(CLOCK_FISCHER);
+    put_varint(&mut clock_sec, control.initial_ms());
+    put_varint(&mut clock_sec, control.increment_ms());
+    clock_sec.extend_from_slice(&log.times);
+    seal(
+        meta,
+        &[
+            (tag::GAME, &game_sec),
+            (tag::LOG, &log_sec),
+            (tag::CLOCK, &clock_sec),
+        ],
+    )
 }
 
 /// Checks that `game` starts where `meta` says. Needed before encoding: a record whose
@@ -419,18 +751,18 @@ pub fn check_start(meta: &GameMeta, game: &Game) -> Result<(), CodecError> {
 }
 
 /// Encodes a game from scratch.
-pub fn encode(meta: &GameMeta, game: &Game) -> Result<Vec<u8>, CodecError> {
-    check_start(meta, game)?;
-    let mut moves = MoveEncoder::new(*game.start());
-    moves.sync(game)?;
-    encode_with(meta, &moves)
+pub fn encode(meta: &GameMeta, m: &Match) -> Result<Vec<u8>, CodecError> {
+    check_start(meta, m.game())?;
+    let mut enc = RecordEncoder::new(m);
+    enc.sync(m)?;
+    encode_record(meta, &enc)
 }
 
 /// A decoded record: the replayed game and, to seed the store's encoder cache, its
-/// encoded moves.
+/// encoded history.
 pub struct Decoded {
     pub loaded: LoadedGame,
-    pub encoder: MoveEncoder,
+    pub encoder: RecordEncoder,
     /// Optional sections this build skipped (tags), for logging.
     pub skipped_sections: Vec<u8>,
 }
@@ -454,6 +786,8 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
 
     let mut game_sec: Option<&[u8]> = None;
     let mut moves_sec: Option<&[u8]> = None;
+    let mut log_sec: Option<&[u8]> = None;
+    let mut clock_sec: Option<&[u8]> = None;
     let mut skipped = Vec::new();
     let mut last_tag = 0u8;
     let mut pos = 1;
@@ -481,6 +815,8 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
         match t {
             tag::GAME => game_sec = Some(payload),
             tag::MOVES => moves_sec = Some(payload),
+            tag::LOG => log_sec = Some(payload),
+            tag::CLOCK => clock_sec = Some(payload),
             t if t >= tag::FIRST_OPTIONAL => skipped.push(t),
             t => return Err(CodecError::UnknownRequiredSection { tag: t }),
         }
@@ -489,19 +825,61 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
     let game_sec = game_sec.ok_or(CodecError::MissingSection {
         name: "game (0x01)",
     })?;
-    let moves_sec = moves_sec.ok_or(CodecError::MissingSection {
-        name: "moves (0x02)",
-    })?;
 
     let meta = decode_game_section(id, game_sec)?;
     let start = start_position(meta.variant, &meta.start)
         .map_err(|what| CodecError::BadGameSection { what })?;
-    let (game, encoder) = replay(start, moves_sec)?;
+    let (game, encoder) = match (moves_sec, log_sec) {
+        (Some(_), Some(_)) => {
+            return Err(CodecError::BadLogSection {
+                what: "the record has both a moves and a log section".into(),
+            });
+        }
+        (None, None) => {
+            return Err(CodecError::MissingSection {
+                name: "moves (0x02) or log (0x03)",
+            });
+        }
+        (Some(moves), None) => {
+            if clock_sec.is_some() {
+                return Err(CodecError::BadClockSection {
+                    what: "a clock section comes only with a log section".into(),
+                });
+            }
+            let (game, moves) = replay(start, moves)?;
+            (Match::from_moves(game), RecordEncoder::Moves(moves))
+        }
+        (None, Some(log)) => {
+            let clock = clock_sec.map(decode_clock_section).transpose()?;
+            let (m, enc) = replay_log(start, meta.created_unix_ms, clock, log)?;
+            (m, RecordEncoder::Log(enc))
+        }
+    };
     Ok(Decoded {
         loaded: LoadedGame { meta, game },
         encoder,
         skipped_sections: skipped,
     })
+}
+
+/// The CLOCK section: the time control, and the bytes of the event times.
+fn decode_clock_section(sec: &[u8]) -> Result<(TimeControl, &[u8]), CodecError> {
+    let bad = |what: &str| CodecError::BadClockSection {
+        what: what.to_string(),
+    };
+    match sec.first() {
+        Some(&CLOCK_FISCHER) => {}
+        Some(&mode) => return Err(CodecError::UnknownClockMode { mode }),
+        None => return Err(bad("empty")),
+    }
+    let mut pos = 1;
+    let initial = get_varint(sec, &mut pos).ok_or_else(|| bad("bad initial time"))?;
+    let increment = get_varint(sec, &mut pos).ok_or_else(|| bad("bad increment"))?;
+    let control =
+        TimeControl::new(initial, increment).map_err(|e| CodecError::BadClockSection {
+            what: e.to_string(),
+        })?;
+    Ok((control, &sec[pos..]))
 }
 
 fn decode_game_section(id: &str, sec: &[u8]) -> Result<GameMeta, CodecError> {
@@ -624,6 +1002,138 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
         len: reader.pos,
     };
     Ok((game, encoder))
+}
+
+/// Replays the log section (and, for a timed game, the times after the CLOCK section's
+/// time control) from `start`, validating every event through the lifecycle.
+fn replay_log(
+    start: Position,
+    created_ms: u64,
+    clock: Option<(TimeControl, &[u8])>,
+    sec: &[u8],
+) -> Result<(Match, LogEncoder), CodecError> {
+    let bad = |what: String| CodecError::BadLogSection { what };
+    let mut pos = 0;
+    let count = get_varint(sec, &mut pos).ok_or_else(|| bad("bad event count".into()))?;
+    // Every event takes at least one bit (its tag), so a count beyond the bits is caught
+    // below; cap it anyway so a damaged count cannot run the loop for long.
+    const MAX_EVENTS: u64 = 1 << 20;
+    if count > MAX_EVENTS {
+        return Err(bad(format!("event count {count} is implausible")));
+    }
+    let bytes = &sec[pos..];
+    let mut reader = BitReader { bytes, pos: 0 };
+    let params = clock.map(|(control, _)| (control, created_ms));
+    let mut m = match params {
+        Some((control, created)) => Match::timed(start, control, created),
+        None => Match::untimed(start),
+    };
+    let mut enc = LogEncoder::new(start, params);
+    let (times, mut at) = (clock.map_or(&[][..], |(_, t)| t), created_ms);
+    let mut times_pos = 0;
+    let mut legal: Vec<Move> = Vec::with_capacity(64);
+    for i in 0..count {
+        let version = i + 1;
+        let ran_out = || bad(format!("the event bits end after {i} of {count} events"));
+        let event = if reader.read(1).ok_or_else(ran_out)? == 0 {
+            legal.clear();
+            legal.extend_from_slice(&m.game().position().legal_moves());
+            if legal.is_empty() {
+                return Err(CodecError::LogReplay(ReplayError {
+                    version,
+                    what: "move",
+                    why: "a move where no move is legal".into(),
+                }));
+            }
+            let r = get_index(&mut reader, legal.len() as u32).ok_or_else(ran_out)?;
+            let (_, &mut mv, _) = legal.select_nth_unstable_by_key(r as usize, order_key);
+            Event::Move(mv)
+        } else {
+            let mut read = |width| reader.read(width).ok_or_else(ran_out);
+            match read(kind::BITS)? {
+                kind::UNDO => Event::Undo,
+                kind::DRAW_OFFERED => Event::DrawOffered(color_of_bit(read(1)?)),
+                kind::DRAW_DECLINED => Event::DrawDeclined,
+                kind::DRAW_LAPSED => Event::DrawLapsed,
+                kind::DRAW_ACCEPTED => Event::DrawAccepted,
+                kind::RESIGNED => Event::Resigned(color_of_bit(read(1)?)),
+                kind::DRAW_CLAIMED => {
+                    let bits = read(2)?;
+                    let rule = if bits >> 1 == 0 {
+                        ClaimRule::Threefold
+                    } else {
+                        ClaimRule::FiftyMoves
+                    };
+                    Event::DrawClaimed {
+                        rule,
+                        announced: bits & 1 == 1,
+                    }
+                }
+                kind::FLAG_FELL => Event::FlagFell,
+                k => return Err(CodecError::UnknownEventKind { version, kind: k }),
+            }
+        };
+        let at_ms = match clock {
+            Some(_) => {
+                let delta = get_varint(times, &mut times_pos).ok_or_else(|| {
+                    CodecError::BadClockSection {
+                        what: format!("the times end after {i} of {count} events"),
+                    }
+                })?;
+                at = at
+                    .checked_add(delta)
+                    .ok_or_else(|| CodecError::BadClockSection {
+                        what: format!("the time of event {version} overflows"),
+                    })?;
+                Some(at)
+            }
+            None => None,
+        };
+        let entry = LogEntry { event, at_ms };
+        m.apply(entry).map_err(CodecError::LogReplay)?;
+        match event {
+            Event::Move(_) => enc.ply += 1,
+            Event::Undo => enc.ply = enc.ply.saturating_sub(1),
+            _ => {}
+        }
+        enc.entries.push(entry);
+    }
+    m.check_complete().map_err(CodecError::LogReplay)?;
+    check_padding(bytes, reader.pos, "events").map_err(bad)?;
+    if times_pos != times.len() {
+        return Err(CodecError::BadClockSection {
+            what: format!(
+                "{} bytes of times, but the {count} events use {times_pos}",
+                times.len()
+            ),
+        });
+    }
+    enc.bits = BitWriter {
+        bytes: bytes.to_vec(),
+        len: reader.pos,
+    };
+    enc.times = times.to_vec();
+    enc.last_ms = at;
+    Ok((m, enc))
+}
+
+/// The packed bits must end inside the last byte, and the padding bits must be zero, so
+/// that every history has exactly one spelling.
+fn check_padding(bytes: &[u8], bit_len: u64, what: &str) -> Result<(), String> {
+    let used_bytes = bit_len.div_ceil(8) as usize;
+    if used_bytes != bytes.len() {
+        return Err(format!(
+            "{} bytes of {what}, but they use {used_bytes}",
+            bytes.len()
+        ));
+    }
+    let pad = (bit_len % 8) as u32;
+    if pad != 0 && bytes[used_bytes - 1] & (0xFFu8 >> pad) != 0 {
+        return Err(format!(
+            "non-zero padding bits after the last of the {what}"
+        ));
+    }
+    Ok(())
 }
 
 /// Bits the moves of `game` take in this encoding, and the floor for the same uniform

@@ -11,11 +11,16 @@
 //! BEGIN <game> NEW <start FEN>    a NewGame is about to be sent
 //! BEGIN <game> PLAY <uci>         a Play is about to be sent
 //! BEGIN <game> UNDO               an Undo is about to be sent
+//! BEGIN <game> EVENT <name>       another change is about to be sent (a draw offer or
+//!                                 its answer): one event, no move
 //! ACK <game>                      the change in flight on <game> was acknowledged
 //! FAIL <game>                     it was definitively refused (not applied)
 //! ```
 //!
-//! At most one change may be in flight per game, so give each client its own games. The
+//! Every change is one event of the game's log, so a game's version (its number of
+//! events) is checked too: a NEW game is at version 0 and each PLAY, UNDO or EVENT adds
+//! one (clients must not send a move that would lapse a pending draw offer, which adds
+//! two). At most one change may be in flight per game, so give each client its own games. The
 //! store-level test (`tests/store_crash.rs` with `src/bin/store-crash-child.rs`) writes
 //! these lines; a server-level test with gRPC clients can write the same lines and reuse
 //! [`Journal`].
@@ -25,16 +30,25 @@ use std::collections::BTreeMap;
 /// One change to a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
-    New { start_fen: String },
-    Play { uci: String },
+    New {
+        start_fen: String,
+    },
+    Play {
+        uci: String,
+    },
     Undo,
+    /// A change that is one event and no move.
+    Event {
+        name: String,
+    },
 }
 
-/// A game as the journal and the store see it: its start FEN and its moves.
+/// A game as the journal and the store see it: its start FEN, its moves and its version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameState {
     pub start_fen: String,
     pub moves: Vec<String>,
+    pub version: u64,
 }
 
 /// A journal that does not follow the rules above: the test itself is broken.
@@ -143,6 +157,9 @@ impl Journal {
                         uci: uci.to_string(),
                     },
                     (Some("UNDO"), None) => Op::Undo,
+                    (Some("EVENT"), Some(name)) if !name.contains(' ') => Op::Event {
+                        name: name.to_string(),
+                    },
                     _ => return Err(parse()),
                 };
                 if log.in_flight.is_some() {
@@ -162,6 +179,13 @@ impl Journal {
                             line,
                             game,
                             what: "UNDO",
+                        });
+                    }
+                    (Op::Event { .. }, None) => {
+                        return Err(JournalError::NoSuchGame {
+                            line,
+                            game,
+                            what: "EVENT",
                         });
                     }
                     _ => {}
@@ -221,15 +245,23 @@ fn apply(state: &Option<GameState>, op: &Op) -> Option<Option<GameState>> {
         (Op::New { start_fen }, _) => Some(Some(GameState {
             start_fen: start_fen.clone(),
             moves: Vec::new(),
+            version: 0,
         })),
         (Op::Play { uci }, Some(s)) => {
             let mut s = s.clone();
             s.moves.push(uci.clone());
+            s.version += 1;
             Some(Some(s))
         }
         (Op::Undo, Some(s)) => {
             let mut s = s.clone();
             s.moves.pop()?;
+            s.version += 1;
+            Some(Some(s))
+        }
+        (Op::Event { .. }, Some(s)) => {
+            let mut s = s.clone();
+            s.version += 1;
             Some(Some(s))
         }
         (_, None) => None,
@@ -241,9 +273,14 @@ mod tests {
     use super::*;
 
     fn state(moves: &[&str]) -> GameState {
+        state_at(moves, moves.len() as u64)
+    }
+
+    fn state_at(moves: &[&str], version: u64) -> GameState {
         GameState {
             start_fen: "startpos x".into(),
             moves: moves.iter().map(|m| m.to_string()).collect(),
+            version,
         }
     }
 
@@ -270,13 +307,15 @@ mod tests {
         ]);
         assert_eq!(j.acks(), 4);
         assert_eq!(
-            j.check("g", Some(&state(&["e2e4"]))),
+            j.check("g", Some(&state_at(&["e2e4"], 3))),
             Ok(Verdict::Acknowledged)
         );
         assert_eq!(
-            j.check("g", Some(&state(&["e2e4", "c7c5"]))),
+            j.check("g", Some(&state_at(&["e2e4", "c7c5"], 4))),
             Ok(Verdict::InFlightApplied)
         );
+        // The same moves at another version: an event lost or invented.
+        assert!(j.check("g", Some(&state_at(&["e2e4"], 1))).is_err());
         // Lost an acknowledged move, kept an undone one, or the game vanished.
         assert!(j.check("g", Some(&state(&[]))).is_err());
         assert!(j.check("g", Some(&state(&["e2e4", "e7e5"]))).is_err());
@@ -290,6 +329,26 @@ mod tests {
         );
         assert!(j.check("nobody", Some(&state(&[]))).is_err());
         assert_eq!(j.check("nobody", None), Ok(Verdict::Acknowledged));
+    }
+
+    #[test]
+    fn events_without_moves_count_in_the_version() {
+        let j = journal(&[
+            "BEGIN g NEW startpos x",
+            "ACK g",
+            "BEGIN g EVENT offer",
+            "ACK g",
+            "BEGIN g EVENT decline",
+        ]);
+        assert_eq!(
+            j.check("g", Some(&state_at(&[], 1))),
+            Ok(Verdict::Acknowledged)
+        );
+        assert_eq!(
+            j.check("g", Some(&state_at(&[], 2))),
+            Ok(Verdict::InFlightApplied)
+        );
+        assert!(j.check("g", Some(&state_at(&[], 0))).is_err());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Durable storage of games as move histories (start position plus moves), replayed
-//! through the rules engine on load.
+//! Durable storage of games as histories (start position plus the event log: moves,
+//! undos, offers, endings, clock times), replayed through the rules and the lifecycle on
+//! load.
 //!
 //! Contract every backend keeps:
 //! - `create` and `save` write the game's full record and return a [`Durable`] ticket;
@@ -7,15 +8,19 @@
 //!   Callers acknowledge a change to their client only after awaiting the ticket.
 //! - Writes for one game are issued by that game's single serialization point (the
 //!   service's per-game lock), so a backend never has to order them itself.
-//! - `load` replays every move through the rules; a record that fails its checksum or its
-//!   replay is [`StoreError::DataLoss`] for that game alone.
+//! - `load` replays every event through the rules and the lifecycle; a record that fails
+//!   its checksum or its replay is [`StoreError::DataLoss`] for that game alone.
+//! - A game's log only grows (append-only), so a backend may encode only what was
+//!   appended since its last write; it must still be correct (if slower) when handed a
+//!   game whose log does not extend the last one it wrote.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::rules::{Game, Variant};
+use crate::lifecycle::Match;
+use crate::rules::Variant;
 
 pub mod codec;
 pub mod crash_journal;
@@ -50,7 +55,7 @@ pub struct GameMeta {
 #[derive(Clone, Debug)]
 pub struct LoadedGame {
     pub meta: GameMeta,
-    pub game: Game,
+    pub game: Match,
 }
 
 /// What can go wrong in a store.
@@ -87,9 +92,10 @@ impl Durable {
 /// A place games live. Implementations: [`MemoryStore`] (tests), the sled store.
 pub trait GameStore: Send + Sync + 'static {
     /// Stores a new game. `AlreadyExists` if the id is taken.
-    fn create(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError>;
-    /// Replaces the stored history of an existing game with `game`'s moves.
-    fn save(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError>;
+    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError>;
+    /// Replaces the stored history of an existing game with `game`'s (usually its
+    /// previous history plus a few events).
+    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError>;
     /// Reads and replays a game; `Ok(None)` if there is no such game.
     fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError>;
     /// Makes everything written so far durable (used at shutdown).
@@ -109,7 +115,7 @@ impl MemoryStore {
 }
 
 impl GameStore for MemoryStore {
-    fn create(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
         if games.contains_key(&meta.id) {
             return Err(StoreError::AlreadyExists {
@@ -126,7 +132,7 @@ impl GameStore for MemoryStore {
         Ok(Durable::ready())
     }
 
-    fn save(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
         games.insert(
             meta.id.clone(),

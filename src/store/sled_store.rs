@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::rules::{Game, Variant};
+use crate::lifecycle::Match;
+use crate::rules::Variant;
 
-use super::codec::{self, MoveEncoder};
+use super::codec::{self, RecordEncoder};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
 use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError};
 
@@ -403,9 +404,13 @@ impl SledStore {
         }
     }
 
-    /// Encodes `game` (reusing the cached encoding of its earlier moves) and returns the
+    /// Encodes `game` (reusing the cached encoding of its earlier history) and returns the
     /// record and the encoder to cache.
-    fn encode(&self, meta: &GameMeta, game: &Game) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
+    fn encode(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
+    ) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
         let internal = |e: codec::CodecError| {
             StoreError::Io(format!(
                 "internal error: cannot store game '{}': {e}",
@@ -416,21 +421,21 @@ impl SledStore {
             Some(c)
                 if c.variant == meta.variant
                     && c.start == meta.start
-                    && c.moves.start() == game.start() =>
+                    && c.encoder.start() == game.game().start() =>
             {
                 c
             }
             _ => {
-                codec::check_start(meta, game).map_err(internal)?;
+                codec::check_start(meta, game.game()).map_err(internal)?;
                 CachedEncoder {
                     variant: meta.variant,
                     start: meta.start.clone(),
-                    moves: MoveEncoder::new(*game.start()),
+                    encoder: RecordEncoder::new(game),
                 }
             }
         };
-        cached.moves.sync(game).map_err(internal)?;
-        let record = codec::encode_with(meta, &cached.moves).map_err(internal)?;
+        cached.encoder.sync(game).map_err(internal)?;
+        let record = codec::encode_record(meta, &cached.encoder).map_err(internal)?;
         Ok((record, cached))
     }
 }
@@ -444,7 +449,7 @@ impl Drop for SledStore {
 }
 
 impl GameStore for SledStore {
-    fn create(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         self.check_open()?;
         self.commit.check()?;
         let (record, cached) = self.encode(meta, game)?;
@@ -461,7 +466,7 @@ impl GameStore for SledStore {
         self.ticket()
     }
 
-    fn save(&self, meta: &GameMeta, game: &Game) -> Result<Durable, StoreError> {
+    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         self.check_open()?;
         self.commit.check()?;
         let (record, cached) = self.encode(meta, game)?;
@@ -496,7 +501,7 @@ impl GameStore for SledStore {
                     CachedEncoder {
                         variant: meta.variant,
                         start: meta.start.clone(),
-                        moves: decoded.encoder,
+                        encoder: decoded.encoder,
                     },
                 );
                 Ok(Some(decoded.loaded))
@@ -522,7 +527,7 @@ impl GameStore for SledStore {
 struct CachedEncoder {
     variant: Variant,
     start: Start,
-    moves: MoveEncoder,
+    encoder: RecordEncoder,
 }
 
 const SHARDS: usize = 16;

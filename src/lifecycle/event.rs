@@ -1,0 +1,197 @@
+//! The events of a game's log, where a game stands, and what a spectator is told.
+
+use std::fmt;
+
+use crate::rules::{self, Color, Move, Position};
+
+use super::clock::ClockReading;
+
+/// The rule a draw claim invokes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClaimRule {
+    /// FIDE 9.2: the same position for at least the third time.
+    Threefold,
+    /// FIDE 9.3: fifty moves by each side without a capture or a pawn move.
+    FiftyMoves,
+}
+
+/// One change in a game's life. A game's log is a list of these; its state is their
+/// replay. Which side an event is by is implied where the rules leave no choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The side to move played this move.
+    Move(Move),
+    /// The last move was taken back, together with a resignation, agreement, claim or
+    /// flag fall recorded after it (the game is in progress again).
+    Undo,
+    /// This side offered a draw. It stays pending until the other side accepts or
+    /// declines it, or lapses it by moving, or the game ends (FIDE 9.1.2.3).
+    DrawOffered(Color),
+    /// The side that did not offer declined the pending offer.
+    DrawDeclined,
+    /// The side that did not offer is moving instead of answering: the offer lapses. Always
+    /// immediately followed by that side's [`Event::Move`].
+    DrawLapsed,
+    /// The side that did not offer accepted: a draw by agreement.
+    DrawAccepted,
+    /// This side resigned: the other side wins.
+    Resigned(Color),
+    /// A draw claimed under `rule`. `announced`: the claim was made with the move just
+    /// before it (FIDE 9.2.1.1, 9.3.1), by the side that played it; otherwise it was made
+    /// by the side to move, about the position on the board (FIDE 9.2.1.2, 9.3.2).
+    DrawClaimed { rule: ClaimRule, announced: bool },
+    /// The side to move ran out of time.
+    FlagFell,
+}
+
+impl Event {
+    /// Short lower-case name, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Move(_) => "move",
+            Event::Undo => "undo",
+            Event::DrawOffered(_) => "draw offer",
+            Event::DrawDeclined => "draw declined",
+            Event::DrawLapsed => "draw offer lapsed",
+            Event::DrawAccepted => "draw accepted",
+            Event::Resigned(_) => "resignation",
+            Event::DrawClaimed { .. } => "draw claim",
+            Event::FlagFell => "flag fall",
+        }
+    }
+}
+
+/// One entry of the log: an event and, in a timed game, when it happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogEntry {
+    pub event: Event,
+    /// Unix milliseconds; `Some` exactly in timed games. For a move, the time it arrived;
+    /// for a flag fall, the exact flag time.
+    pub at_ms: Option<u64>,
+}
+
+/// Where a game stands. Every value but `InProgress` ends the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    InProgress,
+    // On the board (derived from the moves, as the rules engine says).
+    Checkmate {
+        winner: Color,
+    },
+    Stalemate,
+    InsufficientMaterial,
+    FivefoldRepetition,
+    SeventyFiveMoves,
+    // Decided by a player or the clock (events in the log).
+    Resignation {
+        winner: Color,
+    },
+    DrawAgreement,
+    DrawClaimedThreefold,
+    DrawClaimedFiftyMoves,
+    OutOfTime {
+        winner: Color,
+    },
+    /// The flag fell, but the opponent could not have checkmated: a draw (FIDE 6.9).
+    DrawTimeoutInsufficientMaterial,
+}
+
+impl From<rules::Status> for Status {
+    fn from(s: rules::Status) -> Status {
+        match s {
+            rules::Status::InProgress => Status::InProgress,
+            rules::Status::Checkmate { winner } => Status::Checkmate { winner },
+            rules::Status::Stalemate => Status::Stalemate,
+            rules::Status::InsufficientMaterial => Status::InsufficientMaterial,
+            rules::Status::FivefoldRepetition => Status::FivefoldRepetition,
+            rules::Status::SeventyFiveMoves => Status::SeventyFiveMoves,
+        }
+    }
+}
+
+impl Status {
+    pub fn is_over(self) -> bool {
+        self != Status::InProgress
+    }
+
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            Status::Checkmate { winner }
+            | Status::Resignation { winner }
+            | Status::OutOfTime { winner } => Some(winner),
+            _ => None,
+        }
+    }
+
+    /// PGN result: `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub fn result(self) -> &'static str {
+        match (self, self.winner()) {
+            (Status::InProgress, _) => "*",
+            (_, Some(Color::White)) => "1-0",
+            (_, Some(Color::Black)) => "0-1",
+            (_, None) => "1/2-1/2",
+        }
+    }
+
+    /// The PGN `Termination` tag: `time forfeit` when a flag fell (a loss or, against
+    /// insufficient material, a draw), `normal` for every other ending, `unterminated`
+    /// while the game goes on.
+    pub fn termination(self) -> &'static str {
+        match self {
+            Status::InProgress => "unterminated",
+            Status::OutOfTime { .. } | Status::DrawTimeoutInsufficientMaterial => "time forfeit",
+            _ => "normal",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::InProgress => f.write_str("in progress"),
+            Status::Checkmate { winner } => write!(f, "checkmate, {winner} wins"),
+            Status::Stalemate => f.write_str("stalemate, a draw"),
+            Status::InsufficientMaterial => f.write_str("a draw: neither side can checkmate"),
+            Status::FivefoldRepetition => f.write_str("a draw by fivefold repetition"),
+            Status::SeventyFiveMoves => f.write_str("a draw by the 75-move rule"),
+            Status::Resignation { winner } => write!(f, "{} resigned, {winner} wins", !*winner),
+            Status::DrawAgreement => f.write_str("a draw by agreement"),
+            Status::DrawClaimedThreefold => f.write_str("a draw claimed by threefold repetition"),
+            Status::DrawClaimedFiftyMoves => f.write_str("a draw claimed by the fifty-move rule"),
+            Status::OutOfTime { winner } => {
+                write!(f, "{} ran out of time, {winner} wins", !*winner)
+            }
+            Status::DrawTimeoutInsufficientMaterial => {
+                f.write_str("a draw: a flag fell, but the other side could not have checkmated")
+            }
+        }
+    }
+}
+
+/// What a spectator is told about one version of a game: the event and the state it left
+/// the game in. Built by the same code that applies the event ([`super::Match::apply`]),
+/// so an event streamed live and the same event replayed from the store are identical.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    /// 0 for the game's creation, then one more per event.
+    pub version: u64,
+    /// The event; `None` for version 0, the creation.
+    pub event: Option<Event>,
+    /// In a timed game, when it happened (the creation time for version 0).
+    pub at_ms: Option<u64>,
+    /// The side the event is by: the mover, the side offering, declining (or lapsing the
+    /// offer by moving), accepting, resigning or claiming, the side whose flag fell, or
+    /// the side whose move was taken back.
+    pub by: Option<Color>,
+    /// For a move played or taken back: the position before the move, and the move.
+    pub moved: Option<(Position, Move)>,
+    /// The position after the event.
+    pub position: Position,
+    /// Moves on the board after the event.
+    pub ply: usize,
+    pub status: Status,
+    /// The side whose draw offer is pending after the event.
+    pub offer: Option<Color>,
+    /// Both clocks as of the event (timed games).
+    pub clock: Option<ClockReading>,
+}

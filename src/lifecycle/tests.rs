@@ -1,0 +1,409 @@
+//! The lifecycle rules, event by event, without any I/O: time is just a number here.
+
+use super::*;
+use crate::rules::{Color, Position, Variant};
+
+fn fen(f: &str) -> Position {
+    Position::from_fen(f, Variant::Standard).expect("legal FEN")
+}
+
+fn play_all(m: &mut Match, now: u64, moves: &[&str]) {
+    for mv in moves {
+        m.play(now, None, mv)
+            .unwrap_or_else(|e| panic!("{mv}: {e}"));
+    }
+}
+
+fn events(m: &Match) -> Vec<Event> {
+    m.log().iter().map(|e| e.event).collect()
+}
+
+/// Replaying the log gives the same state, and the records a spectator got live are the
+/// records a replay produces.
+fn assert_replays(m: &Match) {
+    let back = Match::replay(
+        *m.game().start(),
+        m.time_control().zip(m.created_ms()),
+        m.log(),
+    )
+    .expect("the log replays");
+    assert_eq!(back.status(), m.status());
+    assert_eq!(back.game().moves(), m.game().moves());
+    assert_eq!(back.offer(), m.offer());
+    assert_eq!(back.clock_at(u64::MAX / 2), m.clock_at(u64::MAX / 2));
+    assert_eq!(back.move_clocks(), m.move_clocks());
+    assert_eq!(back.version(), m.version());
+}
+
+#[test]
+fn moves_alternate_and_a_move_for_the_wrong_side_is_refused_before_legality() {
+    let mut m = Match::untimed(Position::new());
+    assert_eq!(m.version(), 0);
+    m.play(0, Some(Color::White), "e4").unwrap();
+    // Black's move sent as white's: refused for the turn, not for the legality.
+    assert_eq!(
+        m.play(0, Some(Color::White), "zz9"),
+        Err(Refusal::NotYourTurn {
+            color: Color::White,
+            to_move: Color::Black
+        })
+    );
+    m.play(0, Some(Color::Black), "e5").unwrap();
+    assert_eq!(m.version(), 2);
+    assert!(m.only_moves());
+    assert!(
+        m.log().iter().all(|e| e.at_ms.is_none()),
+        "untimed: no times"
+    );
+    assert!(matches!(m.play(0, None, "e5"), Err(Refusal::Move(_))));
+    assert_eq!(m.version(), 2, "a refused request changes nothing");
+}
+
+#[test]
+fn a_draw_offer_lapses_when_the_opponent_moves_not_when_the_offerer_does() {
+    let mut m = Match::untimed(Position::new());
+    // White offers before moving (FIDE says after, but an early offer stays valid).
+    m.offer_draw(0, Color::White).unwrap();
+    play_all(&mut m, 0, &["e4"]);
+    assert_eq!(
+        m.offer(),
+        Some(Color::White),
+        "the offerer's own move keeps it"
+    );
+    assert_eq!(
+        m.offer_draw(0, Color::White),
+        Err(Refusal::DrawOfferPending {
+            by: Color::White,
+            color: Color::White
+        })
+    );
+    play_all(&mut m, 0, &["e5"]);
+    assert_eq!(m.offer(), None, "black moved instead of answering");
+    assert_eq!(
+        events(&m)[2..],
+        [Event::DrawLapsed, Event::Move(m.game().moves()[1])]
+    );
+    assert_eq!(
+        m.respond_to_draw(0, Color::Black, true),
+        Err(Refusal::NoDrawOffer)
+    );
+    assert_replays(&m);
+}
+
+#[test]
+fn offers_are_answered_by_the_other_side_only() {
+    let mut m = Match::untimed(Position::new());
+    play_all(&mut m, 0, &["e4"]);
+    m.offer_draw(0, Color::White).unwrap();
+    assert_eq!(
+        m.respond_to_draw(0, Color::White, true),
+        Err(Refusal::OwnDrawOffer {
+            color: Color::White
+        })
+    );
+    m.respond_to_draw(0, Color::Black, false).unwrap();
+    assert_eq!(m.offer(), None);
+    m.offer_draw(0, Color::Black).unwrap();
+    m.respond_to_draw(0, Color::White, true).unwrap();
+    assert_eq!(m.status(), Status::DrawAgreement);
+    assert_eq!(m.status().result(), "1/2-1/2");
+    assert!(matches!(
+        m.play(0, None, "e5"),
+        Err(Refusal::GameOver(Status::DrawAgreement))
+    ));
+    assert_replays(&m);
+}
+
+#[test]
+fn resignation_ends_the_game_and_undo_takes_it_back_with_the_last_move() {
+    let mut m = Match::untimed(Position::new());
+    assert!(m.resign(0, Color::White).is_ok());
+    assert_eq!(
+        m.status(),
+        Status::Resignation {
+            winner: Color::Black
+        }
+    );
+    assert_eq!(m.undo(0, None), Err(Refusal::NothingToUndo));
+    let mut m = Match::untimed(Position::new());
+    play_all(&mut m, 0, &["e4", "e5"]);
+    m.resign(0, Color::White).unwrap();
+    assert_eq!(m.status().winner(), Some(Color::Black));
+    // Undo names the side whose move it takes back: black made the last move.
+    assert_eq!(
+        m.undo(0, Some(Color::White)),
+        Err(Refusal::NotYourMove {
+            color: Color::White,
+            last_mover: Color::Black
+        })
+    );
+    let (before, undone) = m.undo(0, Some(Color::Black)).unwrap();
+    assert_eq!(before.san(undone), "e5");
+    assert_eq!(m.status(), Status::InProgress);
+    assert_eq!(m.version(), 4);
+    assert_replays(&m);
+}
+
+const KNIGHTS: [&str; 8] = ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng8"];
+
+#[test]
+fn threefold_claims_on_the_board_and_with_the_announced_move() {
+    // On the board: the start position for the third time, white to move.
+    let mut m = Match::untimed(Position::new());
+    play_all(&mut m, 0, &KNIGHTS);
+    assert_eq!(m.claim_draw(0, Color::White, None), Ok(None));
+    assert_eq!(m.status(), Status::DrawClaimedThreefold);
+    assert_replays(&m);
+
+    // Announced: black's Ng8 would make it the third time.
+    let mut m = Match::untimed(Position::new());
+    play_all(&mut m, 0, &KNIGHTS[..7]);
+    assert_eq!(
+        m.claim_draw(0, Color::White, None),
+        Err(Refusal::NotYourTurn {
+            color: Color::White,
+            to_move: Color::Black
+        })
+    );
+    let refused = m.claim_draw(0, Color::Black, None).unwrap_err();
+    let Refusal::ClaimRefused { why } = &refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        why.contains("occurred twice; a third occurrence is needed"),
+        "{why}"
+    );
+    assert!(why.contains("can be announced with the claim"), "{why}");
+    let refused = m.claim_draw(0, Color::Black, Some("Nc6")).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("with Nc6: after it the position would have occurred once"),
+        "{refused}"
+    );
+    assert_eq!(m.version(), 7, "a refused claim plays nothing");
+    let (_, announced) = m.claim_draw(0, Color::Black, Some("Ng8")).unwrap().unwrap();
+    assert_eq!(m.game().moves().last(), Some(&announced));
+    assert_eq!(m.status(), Status::DrawClaimedThreefold);
+    assert_eq!(
+        events(&m)[7..],
+        [
+            Event::Move(announced),
+            Event::DrawClaimed {
+                rule: ClaimRule::Threefold,
+                announced: true
+            }
+        ]
+    );
+    assert_replays(&m);
+}
+
+#[test]
+fn fifty_move_claims() {
+    let start = fen("8/8/4k3/8/8/3K4/8/R7 w - - 98 80");
+    let mut m = Match::untimed(start);
+    let refused = m.claim_draw(0, Color::White, None).unwrap_err();
+    assert!(refused.to_string().contains("98 half-moves"), "{refused}");
+    play_all(&mut m, 0, &["Ra2"]);
+    // Black's Kd6 would be the 100th half-move.
+    let (_, mv) = m.claim_draw(0, Color::Black, Some("Kd6")).unwrap().unwrap();
+    assert_eq!(m.game().position().halfmoves(), 100);
+    assert_eq!(m.status(), Status::DrawClaimedFiftyMoves);
+    assert_eq!(m.game().moves().last(), Some(&mv));
+    assert_replays(&m);
+
+    let mut m = Match::untimed(fen("8/8/4k3/8/8/3K4/8/R7 w - - 100 80"));
+    m.claim_draw(0, Color::White, None).unwrap();
+    assert_eq!(m.status(), Status::DrawClaimedFiftyMoves);
+}
+
+fn tc(initial: u64, inc: u64) -> TimeControl {
+    TimeControl::new(initial, inc).unwrap()
+}
+
+#[test]
+fn clocks_charge_the_mover_add_the_increment_and_the_flag_falls_at_its_exact_time() {
+    let mut m = Match::timed(Position::new(), tc(1000, 100), 10_000);
+    assert_eq!(
+        m.flag_time(),
+        Some(11_000),
+        "white's clock runs from creation"
+    );
+    m.play(10_300, None, "e4").unwrap(); // white: 1000 - 300 + 100
+    m.play(10_500, None, "e5").unwrap(); // black: 1000 - 200 + 100
+    let c = m.clock_at(10_600).unwrap();
+    assert_eq!(
+        (c.remaining(Color::White), c.remaining(Color::Black)),
+        (700, 900)
+    );
+    assert_eq!((c.running, c.as_of_ms), (Some(Color::White), 10_600));
+    assert_eq!(m.flag_time(), Some(10_500 + 800));
+    assert_eq!(m.settle(11_299), Ok(false));
+    // Noticed late, at 12 000: decided at the flag time, 11 300.
+    assert!(matches!(
+        m.play(12_000, None, "Nf3"),
+        Err(Refusal::GameOver(Status::OutOfTime {
+            winner: Color::Black
+        }))
+    ));
+    let last = m.log().last().copied().unwrap();
+    assert_eq!((last.event, last.at_ms), (Event::FlagFell, Some(11_300)));
+    let c = m.clock_at(20_000).unwrap();
+    assert_eq!((c.remaining(Color::White), c.running), (0, None));
+    assert_eq!(m.move_clocks(), Some(vec![800, 900]));
+    assert_replays(&m);
+}
+
+#[test]
+fn a_flag_against_insufficient_material_is_a_draw() {
+    // Black's flag falls; white has king and knight against king and queen: white
+    // could not mate (the material rule), so it is a draw.
+    let mut m = Match::timed(fen("4k3/8/8/8/8/8/q7/4KN2 b - - 0 1"), tc(500, 0), 0);
+    assert_eq!(m.settle(10_000), Ok(true));
+    assert_eq!(m.status(), Status::DrawTimeoutInsufficientMaterial);
+    assert_eq!(m.status().winner(), None);
+    assert_eq!(m.status().termination(), "time forfeit");
+    assert_eq!(m.log()[0].at_ms, Some(500));
+    // With a rook instead, white could mate: black loses.
+    let mut m = Match::timed(fen("4k3/8/8/8/8/8/8/4KR2 b - - 0 1"), tc(500, 0), 0);
+    m.settle(500).unwrap();
+    assert_eq!(
+        m.status(),
+        Status::OutOfTime {
+            winner: Color::White
+        }
+    );
+}
+
+#[test]
+fn undo_restores_both_clocks_and_the_side_to_move_runs_from_the_undo() {
+    let mut m = Match::timed(Position::new(), tc(1000, 100), 0);
+    m.play(300, None, "e4").unwrap(); // white 800
+    m.play(500, None, "e5").unwrap(); // black 900
+    m.undo(650, None).unwrap(); // back to black's turn: white 800, black 1000
+    let c = m.clock_at(650).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (800, 1000, Some(Color::Black))
+    );
+    assert_eq!(m.flag_time(), Some(650 + 1000));
+    // Even after the flag fell, undo reopens the game with the clocks as they were.
+    assert!(m.settle(5000).unwrap());
+    m.undo(6000, None).unwrap();
+    let c = m.clock_at(6000).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (1000, 1000, Some(Color::White))
+    );
+    assert_eq!(m.status(), Status::InProgress);
+    assert_replays(&m);
+}
+
+#[test]
+fn time_never_runs_backwards_and_decisions_stop_the_clock() {
+    let mut m = Match::timed(Position::new(), tc(1000, 0), 1000);
+    m.play(1400, None, "d4").unwrap();
+    // A reading from before the last event counts as that event's time.
+    m.play(1200, None, "d5").unwrap();
+    assert_eq!(m.log()[1].at_ms, Some(1400));
+    m.resign(1500, Color::White).unwrap();
+    let c = m.clock_at(9999).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (500, 1000, None)
+    );
+    assert_replays(&m);
+}
+
+#[test]
+fn replay_refuses_logs_the_rules_do_not_allow() {
+    let start = Position::new();
+    let e4 = start.parse_move("e4").unwrap();
+    let entry = |event, at_ms| LogEntry { event, at_ms };
+    // A move after the flag time.
+    let late = [entry(Event::Move(e4), Some(1000))];
+    let err = Match::replay(start, Some((tc(1000, 0), 0)), &late).unwrap_err();
+    assert!(err.why.contains("flag"), "{err}");
+    // A flag fall at the wrong time, a time in an untimed game, a declined non-offer,
+    // a dangling lapse, a claim that does not hold.
+    for (log, clock) in [
+        (
+            vec![entry(Event::FlagFell, Some(999))],
+            Some((tc(1000, 0), 0)),
+        ),
+        (vec![entry(Event::Move(e4), Some(5))], None),
+        (vec![entry(Event::DrawDeclined, None)], None),
+        (
+            vec![
+                entry(Event::DrawOffered(Color::Black), None),
+                entry(Event::DrawLapsed, None),
+            ],
+            None,
+        ),
+        (
+            vec![entry(
+                Event::DrawClaimed {
+                    rule: ClaimRule::Threefold,
+                    announced: false,
+                },
+                None,
+            )],
+            None,
+        ),
+        (
+            vec![
+                entry(Event::DrawOffered(Color::Black), None),
+                entry(Event::Move(e4), None),
+            ],
+            None,
+        ),
+    ] {
+        assert!(
+            Match::replay(start, clock, &log).is_err(),
+            "{log:?} replayed"
+        );
+    }
+}
+
+#[test]
+fn records_live_and_replayed_are_the_same() {
+    let mut m = Match::timed(Position::new(), tc(60_000, 1000), 0);
+    m.set_recording(true);
+    let mut live = vec![m.initial_record()];
+    m.play(100, None, "e4").unwrap();
+    m.offer_draw(150, Color::White).unwrap();
+    m.play(300, None, "c5").unwrap();
+    m.undo(400, None).unwrap();
+    m.play(500, None, "e5").unwrap();
+    m.offer_draw(600, Color::Black).unwrap();
+    m.respond_to_draw(700, Color::White, true).unwrap();
+    live.extend(m.take_records());
+    assert_eq!(live.len() as u64, m.version() + 1);
+    assert!(live.iter().enumerate().all(|(i, r)| r.version == i as u64));
+    assert_eq!(m.records_since(0).unwrap(), live);
+    assert_eq!(m.records_since(5).unwrap(), live[5..]);
+    let lapse = &live[3];
+    assert_eq!(
+        (lapse.event, lapse.by, lapse.offer, lapse.ply),
+        (Some(Event::DrawLapsed), Some(Color::Black), None, 1)
+    );
+    let end = live.last().unwrap();
+    assert_eq!(
+        (end.status, end.by),
+        (Status::DrawAgreement, Some(Color::White))
+    );
+    let clock = end.clock.unwrap();
+    assert_eq!((clock.running, clock.as_of_ms), (None, 700));
+}
