@@ -230,8 +230,8 @@ fn replay() {
     let logged: Vec<(String, Vec<u8>)> = games
         .iter()
         .map(|(m, g)| {
-            let control = chess_service::lifecycle::TimeControl::new(86_400_000, 0)
-                .expect("a valid control");
+            let control =
+                chess_service::lifecycle::TimeControl::new(86_400_000, 0).expect("a valid control");
             let mut timed = Match::timed(*g.start(), control, m.created_unix_ms);
             let t0 = m.created_unix_ms;
             timed

@@ -278,17 +278,40 @@ impl ChessService {
         self.fen_cache.clone()
     }
 
-    async fn resign(&self, req: pb::ResignRequest) -> Result<pb::ResignResponse, ServiceError> {
-        validate_game_id(&req.game_id)?;
-        let color = required_color(req.color, "name the side that resigns")?;
-        let id = req.game_id.clone();
-        let game = self
-            .registry
-            .update(req.game_id, move |e, now| {
-                e.resign(now, color)
-                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+    /// A side's action off the board (resign, offer a draw, answer an offer): the side
+    /// named in `color` (`why` says why it must be), the change made under the game's
+    /// lock, and the game as it then stands.
+    async fn side_action<F>(
+        &self,
+        game_id: String,
+        color: i32,
+        why: &'static str,
+        act: F,
+    ) -> Result<pb::Game, ServiceError>
+    where
+        F: FnOnce(&mut GameEntry, u64, rules::Color) -> Result<(), crate::lifecycle::Refusal>
+            + Send
+            + 'static,
+    {
+        validate_game_id(&game_id)?;
+        let color = required_color(color, why)?;
+        let id = game_id.clone();
+        self.registry
+            .update(game_id, move |e, now| {
+                act(e, now, color).map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
                 Ok(e.view(now))
             })
+            .await
+    }
+
+    async fn resign(&self, req: pb::ResignRequest) -> Result<pb::ResignResponse, ServiceError> {
+        let game = self
+            .side_action(
+                req.game_id,
+                req.color,
+                "name the side that resigns",
+                |e, now, c| e.resign(now, c),
+            )
             .await?;
         Ok(pb::ResignResponse { game: Some(game) })
     }
@@ -297,15 +320,10 @@ impl ChessService {
         &self,
         req: pb::OfferDrawRequest,
     ) -> Result<pb::OfferDrawResponse, ServiceError> {
-        validate_game_id(&req.game_id)?;
-        let color = required_color(req.color, "name the side that offers the draw")?;
-        let id = req.game_id.clone();
+        let why = "name the side that offers the draw";
         let game = self
-            .registry
-            .update(req.game_id, move |e, now| {
-                e.offer_draw(now, color)
-                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
-                Ok(e.view(now))
+            .side_action(req.game_id, req.color, why, |e, now, c| {
+                e.offer_draw(now, c)
             })
             .await?;
         Ok(pb::OfferDrawResponse { game: Some(game) })
@@ -315,16 +333,11 @@ impl ChessService {
         &self,
         req: pb::RespondToDrawRequest,
     ) -> Result<pb::RespondToDrawResponse, ServiceError> {
-        validate_game_id(&req.game_id)?;
-        let color = required_color(req.color, "name the side that answers the offer")?;
-        let id = req.game_id.clone();
+        let why = "name the side that answers the offer";
         let accept = req.accept;
         let game = self
-            .registry
-            .update(req.game_id, move |e, now| {
-                e.respond_to_draw(now, color, accept)
-                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
-                Ok(e.view(now))
+            .side_action(req.game_id, req.color, why, move |e, now, c| {
+                e.respond_to_draw(now, c, accept)
             })
             .await?;
         Ok(pb::RespondToDrawResponse { game: Some(game) })
