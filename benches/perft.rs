@@ -105,6 +105,10 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
+    if args.iter().any(|a| a == "--parallel-only") {
+        parallel(rounds);
+        return;
+    }
     println!(
         "perft benchmark: {rounds} interleaved rounds, one thread, bulk counting; our back-end: {}",
         chess_service::rules::perft::backend_name()
@@ -171,37 +175,39 @@ fn main() {
         println!("ours / {name}: {:.2}x", overall[0] / overall[e]);
     }
 
-    // Parallel speed-up: all cores against one thread, same positions, interleaved.
+    parallel(rounds);
+}
+
+/// Parallel speed-up: all cores against one thread, same positions, interleaved; medians
+/// per position and of the per-round totals.
+fn parallel(rounds: usize) {
     let threads = chess_service::rules::perft::available_threads();
     let never = AtomicBool::new(false);
-    let mut one = Vec::new();
-    let mut all = Vec::new();
+    let total_nodes: u64 = POSITIONS.iter().map(|p| p.3).sum();
+    let mut one = vec![Vec::new(); POSITIONS.len()];
+    let mut all = vec![Vec::new(); POSITIONS.len()];
+    let (mut one_total, mut all_total) = (Vec::new(), Vec::new());
     for _ in 0..rounds.max(3) {
-        let mut t1 = 0.0;
-        let mut tn = 0.0;
-        for (_, fen, depth, nodes) in POSITIONS {
+        let (mut t1, mut tn) = (0.0, 0.0);
+        for (p, (_, fen, depth, nodes)) in POSITIONS.into_iter().enumerate() {
             let pos = Position::from_fen(fen, Variant::Standard).expect("valid FEN");
-            let s = Instant::now();
-            assert_eq!(
-                perft_parallel(&pos, depth, 1, false, &never)
-                    .expect("not stopped")
-                    .nodes,
-                nodes
-            );
-            t1 += s.elapsed().as_secs_f64();
-            let s = Instant::now();
-            assert_eq!(
-                perft_parallel(&pos, depth, threads, false, &never)
-                    .expect("not stopped")
-                    .nodes,
-                nodes
-            );
-            tn += s.elapsed().as_secs_f64();
+            for (n, times, total) in [(1, &mut one, &mut t1), (threads, &mut all, &mut tn)] {
+                let s = Instant::now();
+                let got = perft_parallel(&pos, depth, n, false, &never).expect("not stopped");
+                let took = s.elapsed().as_secs_f64();
+                assert_eq!(got.nodes, nodes);
+                times[p].push(took);
+                *total += took;
+            }
         }
-        one.push(t1);
-        all.push(tn);
+        one_total.push(t1);
+        all_total.push(tn);
     }
-    let (t1, tn) = (median(one), median(all));
+    for (p, (name, ..)) in POSITIONS.iter().enumerate() {
+        let (t1, tn) = (median(one[p].clone()), median(all[p].clone()));
+        println!("parallel {name}: {:.2}x", t1 / tn);
+    }
+    let (t1, tn) = (median(one_total), median(all_total));
     println!(
         "parallel: 1 thread {:.1} M nodes/s, {threads} threads {:.1} M nodes/s: {:.2}x",
         total_nodes as f64 / t1 / 1e6,

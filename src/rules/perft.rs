@@ -260,10 +260,13 @@ pub fn perft_parallel(
     if threads <= 1 || tasks.len() <= 1 {
         worker();
     } else {
+        // The calling thread is one of the workers: it is already running on its core,
+        // so only the others wait to be scheduled.
         std::thread::scope(|s| {
-            for _ in 0..threads.min(tasks.len()) {
+            for _ in 1..threads.min(tasks.len()) {
                 s.spawn(worker);
             }
+            worker();
         });
     }
     if stopped.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
