@@ -26,18 +26,9 @@ use chess_service::store::{
     Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
 };
 use corpus_games::corpus_games;
-
-/// splitmix64.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 struct Opts {
     sections: Vec<String>,

@@ -19,6 +19,9 @@ use chess_service::store::crash_journal::{GameState, Journal};
 use server::Server;
 use tonic::Code;
 use tonic::transport::Channel;
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 async fn new_game(
     client: &mut ChessServiceClient<Channel>,
@@ -365,19 +368,6 @@ fn assert_same_game(id: &str, before: &pb::Game, after: &pb::Game) {
 /// A client's games: the mirror of what was acknowledged, to choose legal moves locally.
 struct ClientGames {
     games: Vec<(String, Game)>,
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Whether a failed call definitely did not apply its change (the server answered), as

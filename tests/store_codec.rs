@@ -184,19 +184,6 @@ fn a_record_under_another_id_fails_its_checksum() {
     ));
 }
 
-/// Rebuilds a record from (tag, payload) sections with a valid checksum.
-fn seal(id: &str, version: u8, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    let mut out = vec![version];
-    for (tag, payload) in sections {
-        out.push(*tag);
-        codec::put_varint(&mut out, payload.len() as u64);
-        out.extend_from_slice(payload);
-    }
-    let sum = codec::checksum(id, &out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
-}
-
 /// Splits a v1 record into its sections.
 fn sections(record: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let body = &record[1..record.len() - 4];
@@ -238,12 +225,12 @@ fn version_and_section_rules() {
         vec![0x01, 0x02]
     );
     assert_eq!(
-        seal(&meta.id, 1, &secs),
+        codec::frame(&meta.id, 1, &secs),
         record,
         "the helper rebuilds the record exactly"
     );
 
-    let newer = seal(&meta.id, FORMAT_VERSION + 1, &secs);
+    let newer = codec::frame(&meta.id, FORMAT_VERSION + 1, &secs);
     let e = codec::decode(&meta.id, &newer).err().unwrap();
     assert_eq!(
         e,
@@ -253,21 +240,21 @@ fn version_and_section_rules() {
     );
     assert!(e.to_string().contains("newer build"), "{e}");
     assert_eq!(
-        codec::decode(&meta.id, &seal(&meta.id, 0, &secs)).err(),
+        codec::decode(&meta.id, &codec::frame(&meta.id, 0, &secs)).err(),
         Some(CodecError::ZeroVersion)
     );
 
     // An unknown optional section (0x80 and up) is skipped and reported.
     let mut with_optional = secs.clone();
     with_optional.push((0x85, vec![1, 2, 3]));
-    let d = codec::decode(&meta.id, &seal(&meta.id, 1, &with_optional)).unwrap();
+    let d = codec::decode(&meta.id, &codec::frame(&meta.id, 1, &with_optional)).unwrap();
     assert_eq!(d.loaded.game.game().moves(), game.moves());
     assert_eq!(d.skipped_sections, vec![0x85]);
 
     // An unknown required section (below 0x80) refuses the record, saying to upgrade.
     let mut with_required = secs.clone();
     with_required.push((0x05, vec![0]));
-    let e = codec::decode(&meta.id, &seal(&meta.id, 1, &with_required))
+    let e = codec::decode(&meta.id, &codec::frame(&meta.id, 1, &with_required))
         .err()
         .unwrap();
     assert_eq!(e, CodecError::UnknownRequiredSection { tag: 0x05 });
@@ -277,25 +264,25 @@ fn version_and_section_rules() {
     let mut both = secs.clone();
     both.push((0x03, vec![0]));
     assert!(matches!(
-        codec::decode(&meta.id, &seal(&meta.id, 1, &both)),
+        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &both)),
         Err(CodecError::BadLogSection { .. })
     ));
     let mut clock_alone = secs.clone();
     clock_alone.push((0x04, vec![0, 0x64, 0]));
     assert!(matches!(
-        codec::decode(&meta.id, &seal(&meta.id, 1, &clock_alone)),
+        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &clock_alone)),
         Err(CodecError::BadClockSection { .. })
     ));
 
     // Order and presence.
     let swapped = vec![secs[1].clone(), secs[0].clone()];
     assert!(matches!(
-        codec::decode(&meta.id, &seal(&meta.id, 1, &swapped)),
+        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &swapped)),
         Err(CodecError::SectionOrder { .. })
     ));
     let only_game = vec![secs[0].clone()];
     assert!(matches!(
-        codec::decode(&meta.id, &seal(&meta.id, 1, &only_game)),
+        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &only_game)),
         Err(CodecError::MissingSection { .. })
     ));
 }
@@ -313,7 +300,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     after_mate.push(0);
     let e = codec::decode(
         &meta.id,
-        &seal(&meta.id, 1, &[secs[0].clone(), (0x02, after_mate)]),
+        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, after_mate)]),
     )
     .err()
     .unwrap();
@@ -324,7 +311,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     too_many[0] = 60;
     let e = codec::decode(
         &meta.id,
-        &seal(&meta.id, 1, &[secs[0].clone(), (0x02, too_many)]),
+        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, too_many)]),
     )
     .err()
     .unwrap();
@@ -335,7 +322,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     trailing.push(0);
     let e = codec::decode(
         &meta.id,
-        &seal(&meta.id, 1, &[secs[0].clone(), (0x02, trailing)]),
+        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, trailing)]),
     )
     .err()
     .unwrap();
@@ -347,7 +334,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     padded[last] |= 1;
     let e = codec::decode(
         &meta.id,
-        &seal(&meta.id, 1, &[secs[0].clone(), (0x02, padded)]),
+        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, padded)]),
     )
     .err()
     .unwrap();
@@ -358,7 +345,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     game_sec[0] = 9;
     let e = codec::decode(
         &meta.id,
-        &seal(&meta.id, 1, &[(0x01, game_sec), secs[1].clone()]),
+        &codec::frame(&meta.id, 1, &[(0x01, game_sec), secs[1].clone()]),
     )
     .err()
     .unwrap();

@@ -6,6 +6,9 @@ use chess_service::lifecycle::{ClaimRule, Event, Match, Status, TimeControl};
 use chess_service::rules::{Color, Position, Variant};
 use chess_service::store::codec::{self, CodecError, RecordEncoder};
 use chess_service::store::{GameMeta, Start};
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn meta(id: &str, created: u64) -> GameMeta {
     GameMeta {
@@ -162,18 +165,6 @@ fn every_kind_of_event_is_covered() {
     assert!(has(&|e| matches!(e, Event::FlagFell)));
 }
 
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
 /// One random operation, as a service would apply it; refusals are fine (nothing changes).
 fn random_step(m: &mut Match, now: u64, rng: &mut Rng) {
     let color = if rng.below(2) == 0 {
@@ -262,17 +253,9 @@ fn every_single_byte_change_of_an_eventful_record_is_refused() {
     }
 }
 
-/// Rebuilds a record from (tag, payload) sections with a valid checksum.
+/// A record of the current format from (tag, payload) sections, with a valid checksum.
 fn seal(id: &str, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    let mut out = vec![codec::FORMAT_VERSION];
-    for (tag, payload) in sections {
-        out.push(*tag);
-        codec::put_varint(&mut out, payload.len() as u64);
-        out.extend_from_slice(payload);
-    }
-    let sum = codec::checksum(id, &out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
+    codec::frame(id, codec::FORMAT_VERSION, sections)
 }
 
 /// GAME section of a standard game created at 0: variant, created 0, standard start.

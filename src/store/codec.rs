@@ -673,16 +673,24 @@ fn game_section(meta: &GameMeta) -> Result<Vec<u8>, CodecError> {
     Ok(game_sec)
 }
 
-/// Frames `sections` (in increasing tag order) into a checksummed record.
-fn seal(meta: &GameMeta, sections: &[(u8, &[u8])]) -> Result<Vec<u8>, CodecError> {
-    let len: usize = sections.iter().map(|(_, p)| p.len() + 6).sum();
+/// Frames `sections` (tag and payload, in increasing tag order) behind the format
+/// `version` and ends them with the checksum. Public for tools and tests that build
+/// records by hand; the encoder adds the size limit ([`MAX_RECORD_LEN`]).
+pub fn frame<P: AsRef<[u8]>>(id: &str, version: u8, sections: &[(u8, P)]) -> Vec<u8> {
+    let len: usize = sections.iter().map(|(_, p)| p.as_ref().len() + 6).sum();
     let mut out = Vec::with_capacity(len + 5);
-    out.push(FORMAT_VERSION);
+    out.push(version);
     for (tag, payload) in sections {
-        put_section(&mut out, *tag, payload);
+        put_section(&mut out, *tag, payload.as_ref());
     }
-    let sum = checksum(&meta.id, &out);
+    let sum = checksum(id, &out);
     out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// A record of the current format, refused when it is larger than the store accepts.
+fn seal(meta: &GameMeta, sections: &[(u8, &[u8])]) -> Result<Vec<u8>, CodecError> {
+    let out = frame(&meta.id, FORMAT_VERSION, sections);
     if out.len() > MAX_RECORD_LEN {
         return Err(CodecError::TooLarge { len: out.len() });
     }
