@@ -35,7 +35,7 @@ use tokio::sync::{OwnedMutexGuard, broadcast, watch};
 
 use crate::lifecycle::{Match, Refusal};
 use crate::pb;
-use crate::rules::{Color, Game};
+use crate::rules::{Color, Game, Move, Position};
 use crate::service::ServiceError;
 use crate::service::convert;
 use crate::service::wire::{self, EncodedLegalMoves};
@@ -121,8 +121,29 @@ impl GameEntry {
         if self.game.version() != before {
             self.view = None;
             self.legal = None;
+            self.sync_san();
         }
         result
+    }
+
+    /// The move just played (the game's last), as the API describes it, with the SAN
+    /// already worked out by [`GameEntry::sync_san`].
+    fn last_move_to_pb(&self, before: &Position, m: Move) -> pb::Move {
+        let san = self.san.last().cloned().unwrap_or_else(|| before.san(m));
+        convert::move_with_san(before, m, san)
+    }
+
+    /// Brings the SAN list to the game's moves (the one place it changes, whatever the
+    /// operation played or took back).
+    fn sync_san(&mut self) {
+        let game = self.game.game();
+        self.san.truncate(game.ply());
+        for ply in self.san.len()..game.ply() {
+            let san = game
+                .position_at(ply)
+                .map_or_else(String::new, |pos| pos.san(game.moves()[ply]));
+            self.san.push(san);
+        }
     }
 
     /// Records a flag that fell by `now`. True if one did.
@@ -144,16 +165,13 @@ impl GameEntry {
     ) -> Result<pb::Move, Refusal> {
         let before = *self.game.game().position();
         let m = self.apply(|g| g.play(now, color, text))?;
-        let mv = convert::move_to_pb(&before, m);
-        self.san.push(mv.san.clone());
-        Ok(mv)
+        Ok(self.last_move_to_pb(&before, m))
     }
 
     /// Takes back the last move at `now`; returns it as the API describes it (in the
     /// position before it).
     pub fn undo(&mut self, now: u64, color: Option<Color>) -> Result<pb::Move, Refusal> {
         let (before, m) = self.apply(|g| g.undo(now, color))?;
-        self.san.pop();
         Ok(convert::move_to_pb(&before, m))
     }
 
@@ -177,11 +195,7 @@ impl GameEntry {
         text: Option<&str>,
     ) -> Result<Option<pb::Move>, Refusal> {
         let played = self.apply(|g| g.claim_draw(now, color, text))?;
-        Ok(played.map(|(before, m)| {
-            let mv = convert::move_to_pb(&before, m);
-            self.san.push(mv.san.clone());
-            mv
-        }))
+        Ok(played.map(|(before, m)| self.last_move_to_pb(&before, m)))
     }
 
     /// The game as the API shows it, clocks read at `now` (computed once per state, then
@@ -634,11 +648,6 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// The version the spectator gets next.
-    pub fn next_version(&self) -> u64 {
-        self.next_version
-    }
-
     /// The next thing to send. Waits for live events; never makes the game wait.
     pub async fn next(&mut self) -> WatchItem {
         loop {

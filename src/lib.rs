@@ -7,7 +7,8 @@ pub mod lifecycle;
 pub mod rules;
 pub mod store;
 
-/// The generated `chess.v1` protobuf messages, client and server.
+/// The generated `chess.v1` protobuf messages and the typed client (the server, which
+/// answers LegalMoves with pre-encoded bytes, is `service::grpc`).
 pub mod pb {
     #![allow(missing_docs)]
     // Generated oneofs hold whole messages by value (a `GameEvent` beside a small `Resync`).

@@ -175,7 +175,7 @@ pub async fn serve(
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
     };
-    let cpu_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu_threads = crate::rules::perft::available_threads();
     let service = ChessService::new(
         registry.clone(),
         limits,

@@ -109,7 +109,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Rpc::LegalMovesGame)]
     rpc: Rpc,
     /// HTTP/2 connections shared by the callers (a tonic `Channel` each); one is how a
-    /// backend usually talks to one server.
+    /// backend usually talks to one server. 0: one per 16 callers.
     #[arg(long, default_value_t = 1)]
     connections: usize,
     /// The position for LegalMoves by FEN (default: a middlegame with 48 legal moves).

@@ -15,6 +15,17 @@ pub enum ClaimRule {
     FiftyMoves,
 }
 
+impl ClaimRule {
+    /// Whether the rule holds for the position on the board of `game` (a claim made with
+    /// a move is judged after that move).
+    pub fn holds(self, game: &rules::Game) -> bool {
+        match self {
+            ClaimRule::Threefold => game.repetitions() >= 3,
+            ClaimRule::FiftyMoves => game.position().halfmoves() >= 100,
+        }
+    }
+}
+
 /// One change in a game's life. A game's log is a list of these; its state is their
 /// replay. Which side an event is by is implied where the rules leave no choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +125,20 @@ impl Status {
         self != Status::InProgress
     }
 
+    /// The board's own status, when the board decides it (not an ending decided by a
+    /// player or the clock).
+    pub fn on_board(self) -> Option<rules::Status> {
+        Some(match self {
+            Status::InProgress => rules::Status::InProgress,
+            Status::Checkmate { winner } => rules::Status::Checkmate { winner },
+            Status::Stalemate => rules::Status::Stalemate,
+            Status::InsufficientMaterial => rules::Status::InsufficientMaterial,
+            Status::FivefoldRepetition => rules::Status::FivefoldRepetition,
+            Status::SeventyFiveMoves => rules::Status::SeventyFiveMoves,
+            _ => return None,
+        })
+    }
+
     pub fn winner(self) -> Option<Color> {
         match self {
             Status::Checkmate { winner }
@@ -148,12 +173,6 @@ impl Status {
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Status::InProgress => f.write_str("in progress"),
-            Status::Checkmate { winner } => write!(f, "checkmate, {winner} wins"),
-            Status::Stalemate => f.write_str("stalemate, a draw"),
-            Status::InsufficientMaterial => f.write_str("a draw: neither side can checkmate"),
-            Status::FivefoldRepetition => f.write_str("a draw by fivefold repetition"),
-            Status::SeventyFiveMoves => f.write_str("a draw by the 75-move rule"),
             Status::Resignation { winner } => write!(f, "{} resigned, {winner} wins", !*winner),
             Status::DrawAgreement => f.write_str("a draw by agreement"),
             Status::DrawClaimedThreefold => f.write_str("a draw claimed by threefold repetition"),
@@ -164,6 +183,8 @@ impl fmt::Display for Status {
             Status::DrawTimeoutInsufficientMaterial => {
                 f.write_str("a draw: a flag fell, but the other side could not have checkmated")
             }
+            // The board's statuses read as the rules engine writes them.
+            board => board.on_board().map_or(Ok(()), |b| b.fmt(f)),
         }
     }
 }

@@ -374,6 +374,15 @@ impl Match {
                 _ => {}
             }
         }
+        // A move is checked against the legal list, which also answers the status: one
+        // generation serves both.
+        let legal = matches!(entry.event, Event::Move(_)).then(|| self.game.legal_moves());
+        if let Some(legal) = &legal {
+            let _ = self.status.get_or_init(|| {
+                self.ending
+                    .unwrap_or_else(|| self.game.status_with(!legal.is_empty()).into())
+            });
+        }
         let status = self.status();
         let to_move = self.game.position().turn();
         let game_over = || fail(format!("the game is already over ({status})"));
@@ -391,7 +400,7 @@ impl Match {
                     )));
                 }
                 let before = *self.game.position();
-                if !before.is_legal(m) {
+                if !legal.as_ref().is_some_and(|l| l.contains(&m)) {
                     return Err(fail(format!(
                         "{} is not legal in {}",
                         before.uci(m),
@@ -486,11 +495,7 @@ impl Match {
                 } else {
                     to_move
                 };
-                let holds = match rule {
-                    ClaimRule::Threefold => self.game.repetitions() >= 3,
-                    ClaimRule::FiftyMoves => self.game.position().halfmoves() >= 100,
-                };
-                if !holds {
+                if !rule.holds(&self.game) {
                     return Err(fail(format!(
                         "the claim does not hold: {}",
                         claim_refusal(&self.game, None)
@@ -736,13 +741,9 @@ impl Match {
 
 /// The rule a claim about the current position of `game` can invoke, threefold first.
 fn claimable(game: &Game) -> Option<ClaimRule> {
-    if game.repetitions() >= 3 {
-        Some(ClaimRule::Threefold)
-    } else if game.position().halfmoves() >= 100 {
-        Some(ClaimRule::FiftyMoves)
-    } else {
-        None
-    }
+    [ClaimRule::Threefold, ClaimRule::FiftyMoves]
+        .into_iter()
+        .find(|rule| rule.holds(game))
 }
 
 /// Why no draw can be claimed in the current position of `game` (reached with the

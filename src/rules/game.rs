@@ -248,6 +248,11 @@ impl Game {
     /// FIDE 9.2: the current position has occurred three times, or some legal move would
     /// make a position occur for the third time (a claim by announcing that move).
     pub fn can_claim_threefold(&self) -> bool {
+        // A position comes back after four plies at the soonest, so a third occurrence
+        // needs eight reversible plies: on the board, or after one more move.
+        if self.position().halfmoves() < 7 {
+            return false;
+        }
         if self.repetitions() >= 3 {
             return true;
         }

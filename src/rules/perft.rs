@@ -257,18 +257,14 @@ pub fn perft_parallel(
             }
         }
     };
-    if threads <= 1 || tasks.len() <= 1 {
+    // The calling thread is one of the workers: it is already running on its core, so
+    // only the others wait to be scheduled (none are spawned for one thread or one task).
+    std::thread::scope(|s| {
+        for _ in 1..threads.min(tasks.len()) {
+            s.spawn(worker);
+        }
         worker();
-    } else {
-        // The calling thread is one of the workers: it is already running on its core,
-        // so only the others wait to be scheduled.
-        std::thread::scope(|s| {
-            for _ in 1..threads.min(tasks.len()) {
-                s.spawn(worker);
-            }
-            worker();
-        });
-    }
+    });
     if stopped.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
         return Err(PerftStopped);
     }

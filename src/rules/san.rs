@@ -3,7 +3,7 @@
 
 use super::bitboard::Bitboard;
 use super::illegal::{CastleSide, IllegalMove};
-use super::moves::Move;
+use super::moves::{Move, MoveList};
 use super::piece::Role;
 use super::position::Position;
 use super::square::{File, Rank, Square};
@@ -122,7 +122,17 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
 impl Position {
     /// The move in SAN, with `+` or `#`.
     pub fn san(&self, m: Move) -> String {
-        self.san_among(m, &self.legal_moves())
+        self.san_among(m, &self.rivals_list(m))
+    }
+
+    /// The moves `m` may need disambiguating from: only a knight, bishop, rook or queen
+    /// ever does, so pawn and king moves (castling too) skip generating the list.
+    fn rivals_list(&self, m: Move) -> MoveList {
+        if matches!(m.role, Role::Pawn | Role::King) {
+            MoveList::new()
+        } else {
+            self.legal_moves()
+        }
     }
 
     /// The SAN of every move of `legal`, which must be this position's complete legal move
@@ -144,7 +154,7 @@ impl Position {
 
     /// SAN without the check suffix.
     pub fn san_without_suffix(&self, m: Move) -> String {
-        self.san_without_suffix_among(m, &self.legal_moves())
+        self.san_without_suffix_among(m, &self.rivals_list(m))
     }
 
     fn san_without_suffix_among(&self, m: Move, legal: &[Move]) -> String {

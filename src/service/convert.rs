@@ -191,7 +191,7 @@ pub fn move_to_pb(pos: &Position, m: Move) -> pb::Move {
 /// Describes a legal move of `pos` whose SAN is known. Check and mate come from the SAN
 /// suffix the rules engine writes (`+`, `#`), so the position after the move is not
 /// searched again.
-fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
+pub fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
     let checkmate = san.ends_with('#');
     let check = checkmate || san.ends_with('+');
     pb::Move {

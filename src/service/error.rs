@@ -125,9 +125,7 @@ pub enum ServiceError {
     DepthTooLarge { depth: u32, max: u32 },
     #[error("{why}")]
     FenRequired { why: &'static str },
-    #[error(
-        "{max} perft computations are already running, the most this server allows at once; retry later"
-    )]
+    #[error("{}", too_many_perfts(*max))]
     TooManyPerfts { max: usize },
     #[error("the deadline of the call passed before {method} finished")]
     DeadlineExceeded { method: &'static str },
@@ -411,6 +409,18 @@ impl From<ServiceError> for tonic::Status {
             details.set_resource_info("chess.v1.Game", id, "", e.to_string());
         }
         tonic::Status::with_error_details(e.code(), e.to_string(), details)
+    }
+}
+
+/// The message of [`ServiceError::TooManyPerfts`]: a server configured with no perft slots
+/// says so rather than asking the caller to retry.
+fn too_many_perfts(max: usize) -> String {
+    if max == 0 {
+        "Perft is turned off on this server (--perft-max-concurrent 0)".into()
+    } else {
+        format!(
+            "{max} perft computations are already running, the most this server allows at once; retry later"
+        )
     }
 }
 

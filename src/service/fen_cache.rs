@@ -8,7 +8,8 @@
 //! the CPU pool (a look-up is well under a microsecond); a miss is computed on the pool as
 //! before, then stored. Only successful answers are stored.
 //!
-//! Bounded: at most `capacity` entries (about 1-2 KB each), in shards with their own lock;
+//! Bounded: about `capacity` entries (rounded up to a multiple of the 16 shards; 1-2 KB
+//! each), in shards with their own lock;
 //! a full shard drops one entry per insert, the oldest not used since it was last looked
 //! at (CLOCK, O(1) amortised, so a stream of distinct FENs costs no scans).
 

@@ -13,7 +13,7 @@ use bytes::{BufMut, Bytes};
 use prost::encoding::{DecodeContext, WireType};
 
 use crate::lifecycle::Status;
-use crate::pb;
+
 use crate::rules::{self, Move, Position, Variant};
 
 use super::convert::status_to_pb;
@@ -27,12 +27,6 @@ impl EncodedLegalMoves {
     /// The encoded message.
     pub fn bytes(&self) -> &Bytes {
         &self.0
-    }
-
-    /// Encodes a response built as a message (the reference the fast path is checked
-    /// against; also fine where speed does not matter).
-    pub fn from_message(response: &pb::LegalMovesResponse) -> EncodedLegalMoves {
-        EncodedLegalMoves(Bytes::from(prost::Message::encode_to_vec(response)))
     }
 }
 
@@ -272,6 +266,7 @@ mod tests {
 
     use super::*;
     use crate::lifecycle::Match;
+    use crate::pb;
     use crate::rules::Color;
     use crate::service::convert;
 

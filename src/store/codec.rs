@@ -450,11 +450,6 @@ impl LogEncoder {
         }
     }
 
-    /// Events encoded.
-    pub fn events(&self) -> usize {
-        self.entries.len()
-    }
-
     pub fn bits(&self) -> &BitWriter {
         &self.bits
     }
@@ -987,24 +982,8 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
         encoder.moves.push(m);
         encoder.ends.push(reader.pos);
     }
-    let used_bytes = reader.pos.div_ceil(8) as usize;
-    if used_bytes != bytes.len() {
-        return Err(CodecError::BadMovesSection {
-            what: format!(
-                "{} bytes of moves, but the {ply} moves use {used_bytes}",
-                bytes.len()
-            ),
-        });
-    }
-    let pad = (reader.pos % 8) as u32;
-    if pad != 0 {
-        let last = bytes[used_bytes - 1];
-        if last & (0xFFu8 >> pad) != 0 {
-            return Err(CodecError::BadMovesSection {
-                what: "non-zero padding bits after the last move".into(),
-            });
-        }
-    }
+    check_padding(bytes, reader.pos, &format!("the {ply} moves"))
+        .map_err(|what| CodecError::BadMovesSection { what })?;
     encoder.bits = BitWriter {
         bytes: bytes.to_vec(),
         len: reader.pos,

@@ -122,7 +122,6 @@ const LAYOUT_KEY: &str = "layout";
 /// Games in sled. See the module docs.
 pub struct SledStore {
     path: PathBuf,
-    db: sled::Db,
     games: sled::Tree,
     durability: Durability,
     commit: GroupCommit,
@@ -286,7 +285,6 @@ impl SledStore {
                     .map_err(|e| io_err(&path, "cannot write the layout marker", e))?;
             }
         }
-        // The files sled created (db, conf, snapshots) and the marker, durable now.
         // Everything sled created (db, conf, snapshots) and the marker, durable now.
         db.flush()
             .map_err(|e| io_err(&path, "cannot flush the database", e))?;
@@ -298,11 +296,10 @@ impl SledStore {
                 .and_then(|dir| dir.sync_all())
                 .map_err(|e| io_err(parent, "cannot fsync the data directory's parent", e))?;
         }
-        let sync = sync_fn(db.clone(), files, config.durability == Durability::Fsync);
+        let sync = sync_fn(db, files, config.durability == Durability::Fsync);
         let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
             path,
-            db,
             games,
             durability: config.durability,
             commit,
@@ -311,19 +308,8 @@ impl SledStore {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn durability(&self) -> Durability {
         self.durability
-    }
-
-    /// Bytes sled uses on disk (its own estimate).
-    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
-        self.db
-            .size_on_disk()
-            .map_err(|e| io_err(&self.path, "cannot measure the database size", e))
     }
 
     pub fn commit_stats(&self) -> GroupCommitStats {
