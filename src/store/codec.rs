@@ -336,17 +336,11 @@ impl MoveEncoder {
                 ply,
                 mv: m.to_string(),
             })?;
-            let legal = pos.legal_moves();
-            if !legal.contains(&m) {
-                return Err(CodecError::NotLegal {
-                    ply,
-                    mv: pos.uci(m),
-                });
-            }
-            // The move's index in the sorted order, without sorting: moves before it.
-            let key = order_key(&m);
-            let r = legal.iter().filter(|x| order_key(x) < key).count();
-            put_index(&mut self.bits, r as u32, legal.len() as u32);
+            let (r, n) = move_index(pos, m).ok_or_else(|| CodecError::NotLegal {
+                ply,
+                mv: pos.uci(m),
+            })?;
+            put_index(&mut self.bits, r, n);
             self.moves.push(m);
             self.ends.push(self.bits.bit_len());
         }
@@ -381,20 +375,38 @@ mod kind {
 /// The only clock mode so far: Fischer increment.
 const CLOCK_FISCHER: u8 = 0;
 
+/// How a move is coded: its index among the legal moves of `pos` in the sorted order
+/// (counted, not sorted: the moves before it) and their number; `None` if `m` is not
+/// legal there.
+fn move_index(pos: &Position, m: Move) -> Option<(u32, u32)> {
+    let legal = pos.legal_moves();
+    if !legal.contains(&m) {
+        return None;
+    }
+    let key = order_key(&m);
+    let r = legal.iter().filter(|x| order_key(x) < key).count();
+    Some((r as u32, legal.len() as u32))
+}
+
+/// Reads a move coded by [`move_index`] among `legal` (the position's legal moves, in any
+/// order; reordered here). `None` when the bits run out.
+fn read_move(reader: &mut BitReader<'_>, legal: &mut [Move]) -> Option<Move> {
+    let r = get_index(reader, legal.len() as u32)?;
+    // The r-th move in sorted order, found without sorting the whole list.
+    let (_, &mut m, _) = legal.select_nth_unstable_by_key(r as usize, order_key);
+    Some(m)
+}
+
 /// Writes one event: tag bit 0 and the move's index among the legal moves of `before`
 /// (as in MOVES), or tag bit 1, the 4-bit kind and its payload bits.
 fn put_event(bits: &mut BitWriter, event: Event, before: Option<&Position>) -> Result<(), String> {
     let (code, payload, width) = match event {
         Event::Move(m) => {
             let pos = before.ok_or("the position before the move is unknown")?;
-            let legal = pos.legal_moves();
-            if !legal.contains(&m) {
-                return Err(format!("{} is not legal in {}", pos.uci(m), pos.to_fen()));
-            }
+            let (r, n) = move_index(pos, m)
+                .ok_or_else(|| format!("{} is not legal in {}", pos.uci(m), pos.to_fen()))?;
             bits.push(0, 1);
-            let key = order_key(&m);
-            let r = legal.iter().filter(|x| order_key(x) < key).count();
-            put_index(bits, r as u32, legal.len() as u32);
+            put_index(bits, r, n);
             return Ok(());
         }
         Event::Undo => (kind::UNDO, 0, 0),
@@ -970,12 +982,10 @@ fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError
                 ),
             });
         }
-        let r = get_index(&mut reader, legal.len() as u32).ok_or_else(|| CodecError::Replay {
+        let m = read_move(&mut reader, &mut legal).ok_or_else(|| CodecError::Replay {
             ply: i,
             what: format!("the move bits end after {} of {ply} moves", i),
         })?;
-        // The r-th move in sorted order, found without sorting the whole list.
-        let (_, &mut m, _) = legal.select_nth_unstable_by_key(r as usize, order_key);
         // Legal by construction (taken from the legal list of this very position), so
         // the second legality check inside `Game::play` is skipped.
         game.push_unchecked(m);
@@ -1032,9 +1042,7 @@ fn replay_log(
                     why: "a move where no move is legal".into(),
                 }));
             }
-            let r = get_index(&mut reader, legal.len() as u32).ok_or_else(ran_out)?;
-            let (_, &mut mv, _) = legal.select_nth_unstable_by_key(r as usize, order_key);
-            Event::Move(mv)
+            Event::Move(read_move(&mut reader, &mut legal).ok_or_else(ran_out)?)
         } else {
             let mut read = |width| reader.read(width).ok_or_else(ran_out);
             match read(kind::BITS)? {
