@@ -108,10 +108,12 @@ struct Args {
     /// The RPC to send.
     #[arg(long, value_enum, default_value_t = Rpc::LegalMovesGame)]
     rpc: Rpc,
-    /// HTTP/2 connections shared by the callers (a tonic `Channel` each); one is how a
-    /// backend usually talks to one server. 0: one per 16 callers.
-    #[arg(long, default_value_t = 1)]
-    connections: usize,
+    /// HTTP/2 connections (a tonic `Channel` each): a number N shared by the callers (one
+    /// is how a backend process usually talks to one server; 0: one per 16 callers), or
+    /// `per-client`: every caller its own connection, as separate client processes (or
+    /// h2load's "clients") would be. A comma-separated list with --matrix runs each.
+    #[arg(long, value_parser = parse_connections, value_delimiter = ',', default_value = "1")]
+    connections: Vec<Connections>,
     /// The position for LegalMoves by FEN (default: a middlegame with 48 legal moves).
     #[arg(
         long,
@@ -136,11 +138,50 @@ struct Args {
     client: ClientKind,
 }
 
+/// How the callers of a run share HTTP/2 connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Connections {
+    /// This many connections, callers spread over them round-robin (0: one per 16 callers).
+    Shared(usize),
+    /// One connection per caller.
+    PerClient,
+}
+
+impl Connections {
+    /// How many connections `concurrency` callers open.
+    fn count(self, concurrency: usize) -> usize {
+        match self {
+            Connections::Shared(0) => concurrency.div_ceil(16).max(1),
+            Connections::Shared(n) => n,
+            Connections::PerClient => concurrency,
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            Connections::Shared(0) => "1 per 16".into(),
+            Connections::Shared(n) => n.to_string(),
+            Connections::PerClient => "1 per client".into(),
+        }
+    }
+}
+
+fn parse_connections(text: &str) -> Result<Connections, String> {
+    match text {
+        "per-client" => Ok(Connections::PerClient),
+        n => n
+            .parse()
+            .map(Connections::Shared)
+            .map_err(|_| format!("--connections takes a number or `per-client`, not {n:?}")),
+    }
+}
+
 /// One run's numbers.
 struct Report {
     rpc: Rpc,
     client: ClientKind,
     concurrency: usize,
+    mode: Connections,
     connections: usize,
     seconds: f64,
     ok: u64,
@@ -502,13 +543,10 @@ async fn run(
     args: &Args,
     rpc: Rpc,
     client: ClientKind,
+    mode: Connections,
     concurrency: usize,
 ) -> Result<Report, String> {
-    let connections = if args.connections == 0 {
-        concurrency.div_ceil(16).max(1)
-    } else {
-        args.connections
-    };
+    let connections = mode.count(concurrency);
     let channels = connect(&args.target, connections).await?;
     let positions = Arc::new(suite_positions());
     let mut callers = Vec::with_capacity(concurrency);
@@ -584,6 +622,7 @@ async fn run(
         rpc,
         client,
         concurrency,
+        mode,
         connections,
         seconds: measured.as_secs_f64(),
         ok: latencies.len() as u64,
@@ -600,7 +639,12 @@ async fn main_async(args: Args) -> Result<(), String> {
             ClientKind::Both => ClientKind::Decode,
             c => c,
         };
-        let report = run(&args, args.rpc, client, args.concurrency).await?;
+        let mode = args
+            .connections
+            .first()
+            .copied()
+            .unwrap_or(Connections::Shared(1));
+        let report = run(&args, args.rpc, client, mode, args.concurrency).await?;
         println!("{} loadavg={}", report.line(), loadavg());
         return Ok(());
     }
@@ -619,20 +663,22 @@ async fn main_async(args: Args) -> Result<(), String> {
         ClientKind::Both => vec![ClientKind::Decode, ClientKind::Raw],
         c => vec![c],
     };
-    // runs[cell] holds every repetition of that (concurrency, client, rpc) cell.
+    // runs[cell] holds every repetition of that (concurrency, connections, client, rpc) cell.
     let mut runs: Vec<Vec<Report>> = Vec::new();
     for round in 0..args.repeat.max(1) {
         let mut cell = 0;
         for &concurrency in &args.matrix {
-            for &client in &clients {
-                for &rpc in &kinds {
-                    let report = run(&args, rpc, client, concurrency).await?;
-                    eprintln!("round={round} {} loadavg={}", report.line(), loadavg());
-                    if runs.len() <= cell {
-                        runs.push(Vec::new());
+            for &mode in &args.connections {
+                for &client in &clients {
+                    for &rpc in &kinds {
+                        let report = run(&args, rpc, client, mode, concurrency).await?;
+                        eprintln!("round={round} {} loadavg={}", report.line(), loadavg());
+                        if runs.len() <= cell {
+                            runs.push(Vec::new());
+                        }
+                        runs[cell].push(report);
+                        cell += 1;
                     }
-                    runs[cell].push(report);
-                    cell += 1;
                 }
             }
         }
@@ -645,30 +691,39 @@ async fn main_async(args: Args) -> Result<(), String> {
             v[v.len() / 2]
         }
     };
-    // The health ceiling of each round (same concurrency and client), for the ratio.
-    let health_of = |concurrency: usize, client: ClientKind, round: usize| -> f64 {
+    // The health ceiling of each round (same concurrency, connections and client), for
+    // the ratio.
+    let health_of = |of: &Report, round: usize| -> f64 {
         runs.iter()
             .flatten()
-            .filter(|r| r.rpc == Rpc::Health && r.concurrency == concurrency && r.client == client)
+            .filter(|r| {
+                r.rpc == Rpc::Health
+                    && r.concurrency == of.concurrency
+                    && r.mode == of.mode
+                    && r.client == of.client
+            })
             .nth(round)
             .map_or(f64::NAN, Report::throughput)
     };
     println!(
-        "| clients | client | RPC | req/s (median of {}) | p50 ms | p99 ms | p99.9 ms | errors | vs. health (median of per-round ratios) |",
+        "| clients | connections | client | RPC | req/s (median of {}) | p50 ms | p99 ms | p99.9 ms | errors | vs. health: median of per-round ratios (lowest-highest) |",
         args.repeat.max(1)
     );
-    println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for cell in &runs {
         let Some(first) = cell.first() else { continue };
-        let ratio = median(
-            cell.iter()
-                .enumerate()
-                .map(|(round, r)| r.throughput() / health_of(r.concurrency, r.client, round))
-                .collect(),
-        );
+        let ratios: Vec<f64> = cell
+            .iter()
+            .enumerate()
+            .map(|(round, r)| r.throughput() / health_of(r, round))
+            .collect();
+        let lowest = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let highest = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ratio = median(ratios);
         println!(
-            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2}x |",
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {:.2}x ({lowest:.2}-{highest:.2}) |",
             first.concurrency,
+            first.mode.name(),
             first.client.name(),
             first.rpc.name(),
             median(cell.iter().map(Report::throughput).collect()),
