@@ -104,3 +104,14 @@ fn a_bad_connections_value_is_refused_with_what_is_accepted() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_list_of_connection_modes_needs_the_matrix() {
+    let out = chess_load(&["--connections", "1,per-client", "--duration", "0.1"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a list of --connections needs --matrix"),
+        "{stderr}"
+    );
+}

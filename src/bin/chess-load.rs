@@ -182,7 +182,6 @@ struct Report {
     client: ClientKind,
     concurrency: usize,
     mode: Connections,
-    connections: usize,
     seconds: f64,
     ok: u64,
     errors: u64,
@@ -213,7 +212,7 @@ impl Report {
             self.rpc,
             self.client.name(),
             self.concurrency,
-            self.connections,
+            self.mode.count(self.concurrency),
             self.seconds,
             self.ok,
             self.errors,
@@ -546,8 +545,7 @@ async fn run(
     mode: Connections,
     concurrency: usize,
 ) -> Result<Report, String> {
-    let connections = mode.count(concurrency);
-    let channels = connect(&args.target, connections).await?;
+    let channels = connect(&args.target, mode.count(concurrency)).await?;
     let positions = Arc::new(suite_positions());
     let mut callers = Vec::with_capacity(concurrency);
     for i in 0..concurrency {
@@ -623,7 +621,6 @@ async fn run(
         client,
         concurrency,
         mode,
-        connections,
         seconds: measured.as_secs_f64(),
         ok: latencies.len() as u64,
         errors,
@@ -639,11 +636,9 @@ async fn main_async(args: Args) -> Result<(), String> {
             ClientKind::Both => ClientKind::Decode,
             c => c,
         };
-        let mode = args
-            .connections
-            .first()
-            .copied()
-            .unwrap_or(Connections::Shared(1));
+        let [mode] = args.connections[..] else {
+            return Err("a list of --connections needs --matrix; one run takes one".into());
+        };
         let report = run(&args, args.rpc, client, mode, args.concurrency).await?;
         println!("{} loadavg={}", report.line(), loadavg());
         return Ok(());

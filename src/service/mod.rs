@@ -672,6 +672,24 @@ fn code_name(code: tonic::Code) -> &'static str {
 }
 
 impl ChessService {
+    /// Runs `handler` on the request as one call ([`Self::call`]) under the deadline the
+    /// caller sent, its span naming the request's game.
+    async fn serve<Req, T, Fut>(
+        &self,
+        method: &'static str,
+        request: Request<Req>,
+        handler: impl FnOnce(Req) -> Fut,
+    ) -> Result<Response<T>, tonic::Status>
+    where
+        Req: AboutGame,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let deadline = deadline_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id().to_owned();
+        self.call(method, &id, deadline, handler(req)).await
+    }
+
     /// Runs one call inside its span, under its deadline, and maps its error.
     async fn call<T>(
         &self,
@@ -708,55 +726,35 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::NewGameRequest>,
     ) -> Result<Response<pb::NewGameResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("NewGame", &id, deadline, self.new_game(req))
-            .await
+        self.serve("NewGame", request, |r| self.new_game(r)).await
     }
 
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("GetGame", &id, deadline, self.get_game(req))
-            .await
+        self.serve("GetGame", request, |r| self.get_game(r)).await
     }
 
     async fn play(
         &self,
         request: Request<pb::PlayRequest>,
     ) -> Result<Response<pb::PlayResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("Play", &id, deadline, self.play(req)).await
+        self.serve("Play", request, |r| self.play(r)).await
     }
 
     async fn undo(
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("Undo", &id, deadline, self.undo(req)).await
+        self.serve("Undo", request, |r| self.undo(r)).await
     }
 
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<wire::EncodedLegalMoves>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = match &req.position {
-            Some(RequestedPosition::GameId(id)) => id.clone(),
-            _ => String::new(),
-        };
-        self.call("LegalMoves", &id, deadline, self.legal_moves(req))
+        self.serve("LegalMoves", request, |r| self.legal_moves(r))
             .await
     }
 
@@ -764,6 +762,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::PerftRequest>,
     ) -> Result<Response<pb::PerftResponse>, tonic::Status> {
+        // Perft handles its own deadline, so the generic one is not set.
         let deadline = deadline_of(&request);
         let req = request.into_inner();
         self.call("Perft", "", None, self.perft(req, deadline))
@@ -774,20 +773,14 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("Resign", &id, deadline, self.resign(req)).await
+        self.serve("Resign", request, |r| self.resign(r)).await
     }
 
     async fn offer_draw(
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("OfferDraw", &id, deadline, self.offer_draw(req))
+        self.serve("OfferDraw", request, |r| self.offer_draw(r))
             .await
     }
 
@@ -795,10 +788,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::RespondToDrawRequest>,
     ) -> Result<Response<pb::RespondToDrawResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("RespondToDraw", &id, deadline, self.respond_to_draw(req))
+        self.serve("RespondToDraw", request, |r| self.respond_to_draw(r))
             .await
     }
 
@@ -806,10 +796,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("ClaimDraw", &id, deadline, self.claim_draw(req))
+        self.serve("ClaimDraw", request, |r| self.claim_draw(r))
             .await
     }
 
@@ -819,11 +806,44 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, tonic::Status> {
-        let deadline = deadline_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id.clone();
-        self.call("WatchGame", &id, deadline, self.watch_game(req))
+        self.serve("WatchGame", request, |r| self.watch_game(r))
             .await
+    }
+}
+
+/// The game a request is about, for its call's span ("" when it names none).
+trait AboutGame {
+    fn game_id(&self) -> &str;
+}
+
+macro_rules! about_game_by_field {
+    ($($request:ty),* $(,)?) => {
+        $(impl AboutGame for $request {
+            fn game_id(&self) -> &str {
+                &self.game_id
+            }
+        })*
+    };
+}
+
+about_game_by_field!(
+    pb::NewGameRequest,
+    pb::GetGameRequest,
+    pb::PlayRequest,
+    pb::UndoRequest,
+    pb::ResignRequest,
+    pb::OfferDrawRequest,
+    pb::RespondToDrawRequest,
+    pb::ClaimDrawRequest,
+    pb::WatchGameRequest,
+);
+
+impl AboutGame for pb::LegalMovesRequest {
+    fn game_id(&self) -> &str {
+        match &self.position {
+            Some(RequestedPosition::GameId(id)) => id,
+            _ => "",
+        }
     }
 }
 
