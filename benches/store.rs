@@ -141,7 +141,7 @@ fn bytes_per_ply() {
         bytes += codec::encode(&m, &Match::from_moves(g.game.clone()))
             .expect("encodes")
             .len();
-        let (b, f) = codec::move_bits(&g.game).expect("encodes");
+        let (b, f) = codec::testing::move_bits(&g.game).expect("encodes");
         bits += b;
         floor += f;
         plies += g.game.ply();

@@ -2,6 +2,7 @@
 //! lifecycle on top of it ([`lifecycle`]: turns, offers, endings, clocks, the event log),
 //! the game store ([`store`]) and, on top of them, the gRPC service ([`service`],
 //! [`server`]).
+#![warn(missing_docs)]
 
 pub mod lifecycle;
 pub mod rules;
@@ -19,6 +20,10 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chess_descriptor");
 }
 
+// Being split into `registry/` and `service/` files (issue 11, part A), which documents
+// its new code; the allowance goes once that lands.
+#[allow(missing_docs)]
 pub mod games;
 pub mod server;
+#[allow(missing_docs)]
 pub mod service;

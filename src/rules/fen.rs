@@ -99,6 +99,25 @@ impl FenError {
 
 impl Position {
     /// Parses a FEN for the given variant. Missing trailing fields default to `w - - 0 1`.
+    ///
+    /// A FEN that cannot be a position is refused with the field at fault:
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, Variant};
+    ///
+    /// let kiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+    /// let pos = Position::from_fen(kiwipete, Variant::Standard).unwrap();
+    /// assert_eq!(pos.legal_moves().len(), 48);
+    /// assert_eq!(pos.to_fen(), kiwipete);
+    ///
+    /// // Trailing fields may be left out.
+    /// let short = Position::from_fen("4k3/8/8/8/8/8/8/4K2R", Variant::Standard).unwrap();
+    /// assert_eq!(short.to_fen(), "4k3/8/8/8/8/8/8/4K2R w - - 0 1");
+    ///
+    /// // Two white kings: refused, naming the placement field.
+    /// let err = Position::from_fen("4k3/8/8/8/8/8/8/3KK3 w - - 0 1", Variant::Standard);
+    /// assert_eq!(err.unwrap_err().field(), "placement");
+    /// ```
     pub fn from_fen(fen: &str, variant: Variant) -> Result<Position, FenError> {
         if fen.len() > MAX_FEN_LEN {
             return Err(FenError::TooLong { len: fen.len() });

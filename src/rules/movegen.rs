@@ -361,7 +361,19 @@ mod legal_count {
 }
 
 impl Position {
-    /// Every legal move, in generation order.
+    /// Every legal move, in generation order: pins, checks, castling through attacked
+    /// squares and the en passant capture that exposes the king are all accounted for.
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, Variant};
+    ///
+    /// assert_eq!(Position::new().legal_moves().len(), 20);
+    /// // b5 may not take en passant: that would empty the rank between king and rook.
+    /// let pos = Position::from_fen("8/8/8/KPp4r/8/8/8/4k3 w - c6 0 2", Variant::Standard).unwrap();
+    /// let uci: Vec<String> = pos.legal_moves().iter().map(|&m| pos.uci(m)).collect();
+    /// assert!(!uci.contains(&"b5c6".to_string()));
+    /// assert_eq!(pos.count_legal_moves(), uci.len() as u64);
+    /// ```
     pub fn legal_moves(&self) -> MoveList {
         with_sliders!(legal_list(self))
     }

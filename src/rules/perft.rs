@@ -175,7 +175,18 @@ fn count_dispatch(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, 
     super::movegen::with_sliders!(dispatch(pos, depth, stop))
 }
 
-/// Perft on one thread.
+/// Perft on one thread: the number of legal move sequences of `depth` plies from `pos`
+/// (1 at depth 0). Published counts for many positions prove a move generator.
+///
+/// ```
+/// use chess_service::rules::{Position, Variant, perft};
+///
+/// assert_eq!(perft(&Position::new(), 4), 197_281);
+/// // Kiwipete: castling through an attacked square would give 2,043 here.
+/// let kiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+/// let pos = Position::from_fen(kiwipete, Variant::Standard).unwrap();
+/// assert_eq!(perft(&pos, 2), 2_039);
+/// ```
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     let never = AtomicBool::new(false);
     count_dispatch(pos, depth, &never).expect("the stop flag is never raised")
@@ -190,6 +201,17 @@ pub fn perft_portable(pos: &Position, depth: u32) -> u64 {
 }
 
 /// Perft with nodes per root move, on one thread.
+///
+/// ```
+/// use chess_service::rules::{Position, perft_divide};
+///
+/// let pos = Position::new();
+/// let divide = perft_divide(&pos, 3);
+/// assert_eq!(divide.len(), 20);
+/// assert_eq!(divide.iter().map(|(_, n)| n).sum::<u64>(), 8_902);
+/// let e4 = pos.parse_uci("e2e4").unwrap();
+/// assert_eq!(divide.iter().find(|(m, _)| *m == e4).map(|(_, n)| *n), Some(600));
+/// ```
 pub fn perft_divide(pos: &Position, depth: u32) -> Divide {
     let never = AtomicBool::new(false);
     perft_parallel(pos, depth, 1, true, &never)
@@ -205,6 +227,18 @@ pub fn available_threads() -> usize {
 /// Perft split across `threads` threads (0: all cores), optionally with divide, stopping
 /// early when `stop` is raised. Work is handed out as root-move pairs (as root moves at
 /// shallow depths or on one thread).
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use chess_service::rules::{Position, perft_parallel};
+///
+/// let stop = AtomicBool::new(false);
+/// let result = perft_parallel(&Position::new(), 4, 2, false, &stop).unwrap();
+/// assert_eq!(result.nodes, 197_281);
+/// // Raised before the start, the flag stops it at once.
+/// let raised = AtomicBool::new(true);
+/// assert!(perft_parallel(&Position::new(), 9, 2, false, &raised).is_err());
+/// ```
 pub fn perft_parallel(
     pos: &Position,
     depth: u32,

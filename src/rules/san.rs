@@ -120,7 +120,17 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
 }
 
 impl Position {
-    /// The move in SAN, with `+` or `#`.
+    /// The move in SAN, with `+` or `#`, disambiguated only as far as needed.
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, Variant};
+    ///
+    /// let pos = Position::from_fen("4k3/8/8/8/8/8/8/R3K2R w K - 0 1", Variant::Standard).unwrap();
+    /// let m = pos.parse_uci("a1a8").unwrap();
+    /// assert_eq!(pos.san(m), "Ra8+");
+    /// let m = pos.parse_uci("h1d1").unwrap();
+    /// assert_eq!(pos.san(m), "Rhd1");
+    /// ```
     pub fn san(&self, m: Move) -> String {
         self.san_among(m, &self.rivals_list(m))
     }
@@ -202,7 +212,22 @@ impl Position {
         san
     }
 
-    /// Parses SAN into a legal move of this position.
+    /// Parses SAN into a legal move of this position. It is read leniently (`Nf3`, `Ng1f3`,
+    /// `N1f3`, `O-O` or `0-0`, a missing `+`); an ambiguous move lists its candidates.
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, SanError, Variant};
+    ///
+    /// let pos = Position::new();
+    /// assert_eq!(pos.uci(pos.parse_san("Nf3").unwrap()), "g1f3");
+    /// assert_eq!(pos.parse_san("Ng1f3").unwrap(), pos.parse_san("Nf3").unwrap());
+    ///
+    /// let knights = Position::from_fen("4k3/8/8/8/8/5N2/8/1N2K3 w - - 0 1", Variant::Standard).unwrap();
+    /// match knights.parse_san("Nd2") {
+    ///     Err(SanError::Ambiguous { candidates, .. }) => assert_eq!(candidates, ["Nbd2", "Nfd2"]),
+    ///     other => panic!("expected ambiguity, got {other:?}"),
+    /// }
+    /// ```
     pub fn parse_san(&self, text: &str) -> Result<Move, SanError> {
         let parsed = parse_syntax(text).map_err(|why| SanError::Syntax {
             text: text.chars().take(24).collect(),

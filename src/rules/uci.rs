@@ -73,7 +73,19 @@ impl UciText {
 }
 
 impl Position {
-    /// The move's UCI text in this position's variant.
+    /// The move's UCI text in this position's variant: castling is the king's two-square
+    /// step in standard chess and king-takes-rook in Chess960.
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, Variant};
+    ///
+    /// let fen = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
+    /// let standard = Position::from_fen(fen, Variant::Standard).unwrap();
+    /// let castle = standard.parse_san("O-O").unwrap();
+    /// assert_eq!(standard.uci(castle), "e1g1");
+    /// let chess960 = Position::from_fen(fen, Variant::Chess960).unwrap();
+    /// assert_eq!(chess960.uci(chess960.parse_san("O-O").unwrap()), "e1h1");
+    /// ```
     pub fn uci(&self, m: Move) -> String {
         let to = match (m.is_castle(), self.variant) {
             (true, Variant::Standard) => m.king_to(),
@@ -85,7 +97,18 @@ impl Position {
         }
     }
 
-    /// Parses UCI text into a legal move of this position.
+    /// Parses UCI text into a legal move of this position. Text that is not UCI and a
+    /// move the position does not allow are different errors; the latter says why.
+    ///
+    /// ```
+    /// use chess_service::rules::{Position, UciError};
+    ///
+    /// let pos = Position::new();
+    /// let m = pos.parse_uci("e2e4").unwrap();
+    /// assert_eq!(pos.san(m), "e4");
+    /// assert!(matches!(pos.parse_uci("e2e5"), Err(UciError::Illegal { .. })));
+    /// assert!(matches!(pos.parse_uci("hello"), Err(UciError::Syntax { .. })));
+    /// ```
     pub fn parse_uci(&self, text: &str) -> Result<Move, UciError> {
         let uci = UciText::parse(text)?;
         self.resolve_uci(uci).map_err(|reason| UciError::Illegal {

@@ -23,7 +23,6 @@ use crate::lifecycle::Match;
 use crate::rules::Variant;
 
 pub mod codec;
-pub mod crash_journal;
 pub mod group_commit;
 pub mod sled_store;
 

@@ -333,7 +333,9 @@ impl SledStore {
             .collect()
     }
 
-    /// The stored bytes of a game's record, unchecked. For repair tools and tests.
+    /// The stored bytes of a game's record, unchecked. Only with the `testing` feature:
+    /// the corruption tests read a record with it to damage it.
+    #[cfg(feature = "testing")]
     pub fn raw_record(&self, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let v = self
             .games
@@ -342,8 +344,9 @@ impl SledStore {
         Ok(v.map(|v| v.to_vec()))
     }
 
-    /// Overwrites a game's record with arbitrary bytes, durably. For repair tools and
-    /// tests (the corruption tests damage records with it); the service never calls it.
+    /// Overwrites a game's record with arbitrary bytes, durably. Only with the `testing`
+    /// feature: the corruption tests damage records with it on an open store.
+    #[cfg(feature = "testing")]
     pub fn overwrite_raw_record(&self, id: &str, bytes: &[u8]) -> Result<(), StoreError> {
         self.check_open()?;
         self.encoders.take(id);

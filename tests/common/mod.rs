@@ -1,51 +1,19 @@
-//! Shared helpers for the rules tests: EPD perft suites.
+//! The one test harness every integration-test crate shares (`mod common;` in each crate
+//! root). Each crate uses part of it.
+//!
+//! - [`server`]: the real `chess-server` binary on an ephemeral port, and error-detail checks;
+//! - [`client`]: the gRPC client helpers (new game, play, undo, get, watch);
+//! - [`rng`]: a seeded generator for reproducible random games;
+//! - [`epd`]: the EPD perft suites of `tests/data/`;
+//! - [`damage`]: the damage a stored record must not survive;
+//! - [`corpus_games`]: the reference corpus as whole games;
+//! - [`journal`]: the crash-test journal and its check of a reopened store.
 #![allow(dead_code)]
 
-use chess_service::rules::{Position, Variant};
-
-/// One EPD line: a position and its published perft counts by depth (index 0 = depth 1).
-pub struct EpdEntry {
-    pub fen: String,
-    pub position: Position,
-    pub counts: Vec<(u32, u64)>,
-}
-
-pub fn data_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-pub fn load_epd(name: &str, variant: Variant) -> Vec<EpdEntry> {
-    let text = std::fs::read_to_string(data_path(name)).expect("test data present");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let mut parts = line.split(';');
-            let fen = parts
-                .next()
-                .expect("a FEN before the counts")
-                .trim()
-                .to_string();
-            let counts = parts
-                .map(|p| {
-                    let p = p.trim();
-                    let (d, n) = p
-                        .split_once(' ')
-                        .unwrap_or_else(|| panic!("bad count '{p}' in {line}"));
-                    (
-                        d.trim_start_matches('D').parse().expect("depth"),
-                        n.trim().parse().expect("count"),
-                    )
-                })
-                .collect();
-            let position =
-                Position::from_fen(&fen, variant).unwrap_or_else(|e| panic!("{fen}: {e}"));
-            EpdEntry {
-                fen,
-                position,
-                counts,
-            }
-        })
-        .collect()
-}
+pub mod client;
+pub mod corpus_games;
+pub mod damage;
+pub mod epd;
+pub mod journal;
+pub mod rng;
+pub mod server;

@@ -4,71 +4,20 @@
 //! `SERVER_CRASH_TRIALS` sets the number of kill -9 trials (default 10, as CI runs; the
 //! documented longer run is 50).
 
-#[path = "common/server.rs"]
-mod server;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chess_service::pb;
-use chess_service::pb::chess_service_client::ChessServiceClient;
 use chess_service::rules::{Game, Position, Variant, chess960};
-use chess_service::store::crash_journal::{GameState, Journal};
-use server::Server;
 use tonic::Code;
 use tonic::transport::Channel;
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
 
-async fn new_game(
-    client: &mut ChessServiceClient<Channel>,
-    id: &str,
-    fen: &str,
-    variant: pb::Variant,
-    chess960_position: Option<u32>,
-) -> pb::Game {
-    client
-        .new_game(pb::NewGameRequest {
-            game_id: id.into(),
-            fen: fen.into(),
-            variant: variant as i32,
-            chess960_position,
-            time_control: None,
-        })
-        .await
-        .unwrap_or_else(|e| panic!("NewGame {id}: {e:?}"))
-        .into_inner()
-        .game
-        .expect("a game")
-}
-
-async fn play(client: &mut ChessServiceClient<Channel>, id: &str, mv: &str) -> pb::Game {
-    client
-        .play(pb::PlayRequest {
-            game_id: id.into(),
-            r#move: mv.into(),
-            expected_ply: None,
-            color: 0,
-        })
-        .await
-        .unwrap_or_else(|e| panic!("Play {id} {mv}: {e:?}"))
-        .into_inner()
-        .game
-        .expect("a game")
-}
-
-async fn get(
-    client: &mut ChessServiceClient<Channel>,
-    id: &str,
-) -> Result<pb::Game, tonic::Status> {
-    client
-        .get_game(pb::GetGameRequest { game_id: id.into() })
-        .await
-        .map(|r| r.into_inner().game.expect("a game"))
-}
+use crate::common::client::{Client, history, named, new_game, play, time_control, try_get};
+use crate::common::journal::{GameState, Journal, Verdict};
+use crate::common::rng::Rng;
+use crate::common::server::{self, Server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_after_sigterm_restores_every_game_exactly() {
@@ -76,11 +25,18 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     let mut first = Server::start_in(dir.path(), &[]);
     let mut c = first.client().await;
 
-    new_game(&mut c, "mate", "", pb::Variant::Unspecified, None).await;
+    new_game(&mut c, named("mate")).await;
     for m in ["f2f3", "e7e5", "g2g4", "d8h4"] {
         play(&mut c, "mate", m).await;
     }
-    new_game(&mut c, "undone", "", pb::Variant::Standard, None).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Standard as i32,
+            ..named("undone")
+        },
+    )
+    .await;
     for m in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"] {
         play(&mut c, "undone", m).await;
     }
@@ -91,28 +47,44 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     })
     .await
     .expect("undo");
-    new_game(&mut c, "threefold", "", pb::Variant::Standard, None).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Standard as i32,
+            ..named("threefold")
+        },
+    )
+    .await;
     for m in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"] {
         play(&mut c, "threefold", m).await;
     }
     new_game(
         &mut c,
-        "fifty",
-        "8/8/4k3/8/8/3K4/8/R7 w - - 97 80",
-        pb::Variant::Standard,
-        None,
+        pb::NewGameRequest {
+            fen: "8/8/4k3/8/8/3K4/8/R7 w - - 97 80".into(),
+            variant: pb::Variant::Standard as i32,
+            ..named("fifty")
+        },
     )
     .await;
     for m in ["Ra2", "Kd6"] {
         play(&mut c, "fifty", m).await;
     }
-    new_game(&mut c, "c960", "", pb::Variant::Chess960, Some(0)).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Chess960 as i32,
+            chess960_position: Some(0),
+            ..named("c960")
+        },
+    )
+    .await;
     for m in [
         "c2c3", "c7c6", "d1e3", "d8e6", "e1d3", "e8d6", "c1c2", "c8c7", "g1f1",
     ] {
         play(&mut c, "c960", m).await;
     }
-    new_game(&mut c, "fresh", "", pb::Variant::Unspecified, None).await;
+    new_game(&mut c, named("fresh")).await;
     let lifecycle_ids = lifecycle_games(&mut c).await;
 
     let mut ids = vec!["mate", "undone", "threefold", "fifty", "c960", "fresh"];
@@ -120,7 +92,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     let mut before = BTreeMap::new();
     let mut histories = BTreeMap::new();
     for &id in &ids {
-        before.insert(id, get(&mut c, id).await.expect("game exists"));
+        before.insert(id, try_get(&mut c, id).await.expect("game exists"));
         histories.insert(id, history(&mut c, id).await);
     }
     assert_eq!(before["mate"].status, pb::GameStatus::Checkmate as i32);
@@ -152,7 +124,9 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     let flag_time = down.as_of_unix_ms + down.black_remaining_ms;
     let wait = flag_time.saturating_sub(now_ms()) + 50;
     tokio::time::sleep(Duration::from_millis(wait)).await;
-    let flagged = get(&mut c, "flag-while-down").await.expect("game survives");
+    let flagged = try_get(&mut c, "flag-while-down")
+        .await
+        .expect("game survives");
     assert_eq!(flagged.status, pb::GameStatus::OutOfTime as i32);
     assert_eq!(
         flagged.clock.as_ref().map(|c| c.as_of_unix_ms),
@@ -163,7 +137,9 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
         if id == "flag-while-down" {
             continue;
         }
-        let after = get(&mut c, id).await.expect("game survives the restart");
+        let after = try_get(&mut c, id)
+            .await
+            .expect("game survives the restart");
         assert_same_game(id, &before[id], &after);
         assert_eq!(
             history(&mut c, id).await,
@@ -197,17 +173,11 @@ fn now_ms() -> u64 {
 
 /// Games that exercise the lifecycle before a restart: clocks (running, restored by an
 /// undo, flagged, about to flag), a pending and a lapsed offer, and each decided ending.
-async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static str> {
-    let tc = |initial_ms, increment_ms| {
-        Some(pb::TimeControl {
-            initial_ms,
-            increment_ms,
-        })
-    };
+async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
+    let tc = time_control;
     let timed = |id: &str, t| pb::NewGameRequest {
-        game_id: id.into(),
         time_control: t,
-        ..Default::default()
+        ..named(id)
     };
     let color = |c: pb::Color| c as i32;
     // Timed, running, with a pending offer by white.
@@ -252,7 +222,14 @@ async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static st
     play(c, "flag-while-down", "e4").await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Decided endings.
-    new_game(c, "resigned", "", pb::Variant::Standard, None).await;
+    new_game(
+        c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Standard as i32,
+            ..named("resigned")
+        },
+    )
+    .await;
     play(c, "resigned", "e4").await;
     c.resign(pb::ResignRequest {
         game_id: "resigned".into(),
@@ -260,7 +237,14 @@ async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static st
     })
     .await
     .expect("resign");
-    new_game(c, "agreed", "", pb::Variant::Standard, None).await;
+    new_game(
+        c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Standard as i32,
+            ..named("agreed")
+        },
+    )
+    .await;
     play(c, "agreed", "e4").await;
     c.offer_draw(pb::OfferDrawRequest {
         game_id: "agreed".into(),
@@ -275,7 +259,14 @@ async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static st
     })
     .await
     .expect("accept");
-    new_game(c, "claimed", "", pb::Variant::Standard, None).await;
+    new_game(
+        c,
+        pb::NewGameRequest {
+            variant: pb::Variant::Standard as i32,
+            ..named("claimed")
+        },
+    )
+    .await;
     for m in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"] {
         play(c, "claimed", m).await;
     }
@@ -296,32 +287,6 @@ async fn lifecycle_games(c: &mut ChessServiceClient<Channel>) -> Vec<&'static st
         "agreed",
         "claimed",
     ]
-}
-
-/// The whole event history of a game, as a new spectator gets it.
-async fn history(c: &mut ChessServiceClient<Channel>, id: &str) -> Vec<pb::GameEvent> {
-    let last = get(c, id).await.expect("game").version;
-    let mut stream = c
-        .watch_game(pb::WatchGameRequest {
-            game_id: id.into(),
-            from_version: 0,
-        })
-        .await
-        .expect("WatchGame")
-        .into_inner();
-    let mut events = Vec::new();
-    while events.len() as u64 <= last {
-        match stream
-            .message()
-            .await
-            .expect("stream")
-            .and_then(|m| m.message)
-        {
-            Some(pb::watch_game_response::Message::Event(e)) => events.push(e),
-            other => panic!("game {id}: expected an event, got {other:?}"),
-        }
-    }
-    events
 }
 
 /// A game read after a restart equals the one read before, except that a running clock
@@ -397,7 +362,7 @@ async fn client_loop(
     let Ok(channel) = Channel::from_shared(url).expect("url").connect().await else {
         return;
     };
-    let mut client = ChessServiceClient::new(channel);
+    let mut client = Client::new(channel);
     let mut rng = Rng(seed | 1);
     let mut mine = ClientGames { games: Vec::new() };
     let log = |line: String| {
@@ -620,19 +585,17 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
             }
         };
         for id in journal.games().map(str::to_string).collect::<Vec<_>>() {
-            let stored = stored_of(get(&mut c, &id).await, &id);
+            let stored = stored_of(try_get(&mut c, &id).await, &id);
             match journal.check(&id, stored.as_ref()) {
-                Ok(chess_service::store::crash_journal::Verdict::Acknowledged) => {}
-                Ok(chess_service::store::crash_journal::Verdict::InFlightApplied) => {
-                    in_flight_applied += 1
-                }
+                Ok(Verdict::Acknowledged) => {}
+                Ok(Verdict::InFlightApplied) => in_flight_applied += 1,
                 Err(v) => panic!("trial {trial}: {v}"),
             }
             verified.insert(id, stored);
         }
         in_flight_lost += journal.in_flight();
         for (id, state) in &verified {
-            let stored = stored_of(get(&mut c, id).await, id);
+            let stored = stored_of(try_get(&mut c, id).await, id);
             assert_eq!(
                 &stored, state,
                 "trial {trial}: game {id} changed after a later restart"
@@ -661,7 +624,14 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
         let mut server = Server::start_in(dir.path(), &[]);
         let mut c = server.client().await;
         for id in ["healthy", "damaged"] {
-            new_game(&mut c, id, "", pb::Variant::Standard, None).await;
+            new_game(
+                &mut c,
+                pb::NewGameRequest {
+                    variant: pb::Variant::Standard as i32,
+                    ..named(id)
+                },
+            )
+            .await;
             for m in ["e4", "e5", "Nf3"] {
                 play(&mut c, id, m).await;
             }
@@ -686,7 +656,9 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
     }
     let server = Server::start_in(dir.path(), &[]);
     let mut c = server.client().await;
-    let err = get(&mut c, "damaged").await.expect_err("damaged record");
+    let err = try_get(&mut c, "damaged")
+        .await
+        .expect_err("damaged record");
     assert_eq!(err.code(), Code::DataLoss, "{err:?}");
     assert_eq!(server::error_info(&err).reason, "DATA_LOSS");
     assert!(
@@ -705,7 +677,10 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
         .expect_err("no play on a damaged game");
     assert_eq!(err.code(), Code::DataLoss);
     // The other game serves and plays on.
-    assert_eq!(get(&mut c, "healthy").await.expect("healthy game").ply, 3);
+    assert_eq!(
+        try_get(&mut c, "healthy").await.expect("healthy game").ply,
+        3
+    );
     assert_eq!(play(&mut c, "healthy", "Nc6").await.ply, 4);
     assert!(
         server.log().iter().any(|l| l.contains("damaged")),

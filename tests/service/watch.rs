@@ -3,97 +3,18 @@
 //! spectator that does not delay Play (measured) and is told to resync; a flag fall
 //! streamed by the timer with no call at all; errors; and shutdown ending open streams.
 
-#[path = "common/server.rs"]
-mod server;
-
 use std::time::{Duration, Instant};
 
 use chess_service::pb::{self, chess_service_client::ChessServiceClient};
 use pb::game_event::Kind;
 use pb::watch_game_response::Message;
-use server::{Server, expect_error};
 use tonic::Code;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
-type Client = ChessServiceClient<Channel>;
-type Stream = tonic::Streaming<pb::WatchGameResponse>;
-
-const WHITE: i32 = pb::Color::White as i32;
-const BLACK: i32 = pb::Color::Black as i32;
-
-async fn new_game(c: &mut Client, id: &str, tc: Option<(u64, u64)>) -> pb::Game {
-    c.new_game(pb::NewGameRequest {
-        game_id: id.into(),
-        time_control: tc.map(|(initial_ms, increment_ms)| pb::TimeControl {
-            initial_ms,
-            increment_ms,
-        }),
-        ..Default::default()
-    })
-    .await
-    .expect("NewGame")
-    .into_inner()
-    .game
-    .expect("a game")
-}
-
-async fn play(c: &mut Client, id: &str, mv: &str) -> pb::Game {
-    c.play(pb::PlayRequest {
-        game_id: id.into(),
-        r#move: mv.into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("Play {mv}: {e:?}"))
-    .into_inner()
-    .game
-    .expect("a game")
-}
-
-async fn undo(c: &mut Client, id: &str) -> pb::Game {
-    c.undo(pb::UndoRequest {
-        game_id: id.into(),
-        ..Default::default()
-    })
-    .await
-    .expect("Undo")
-    .into_inner()
-    .game
-    .expect("a game")
-}
-
-async fn version(c: &mut Client, id: &str) -> u64 {
-    c.get_game(pb::GetGameRequest { game_id: id.into() })
-        .await
-        .expect("GetGame")
-        .into_inner()
-        .game
-        .expect("a game")
-        .version
-}
-
-async fn watch(c: &mut Client, id: &str, from_version: u64) -> Stream {
-    c.watch_game(pb::WatchGameRequest {
-        game_id: id.into(),
-        from_version,
-    })
-    .await
-    .expect("WatchGame")
-    .into_inner()
-}
-
-/// The next event of a stream (panics on anything else, or after 10 s).
-async fn next_event(s: &mut Stream) -> pb::GameEvent {
-    let msg = tokio::time::timeout(Duration::from_secs(10), s.message())
-        .await
-        .expect("an event within 10 s")
-        .expect("the stream is healthy")
-        .expect("the stream goes on");
-    match msg.message {
-        Some(Message::Event(e)) => e,
-        other => panic!("expected an event, got {other:?}"),
-    }
-}
+use crate::common::client::{
+    BLACK, Client, Stream, WHITE, get, named, new_game, next_event, play, time_control, undo, watch,
+};
+use crate::common::server::{Server, expect_error};
 
 /// Events up to and including `last` version.
 async fn events_until(s: &mut Stream, last: u64) -> Vec<pb::GameEvent> {
@@ -117,7 +38,7 @@ fn assert_consecutive(events: &[pb::GameEvent], from: u64) {
 async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "watched", None).await;
+    new_game(&mut c, named("watched")).await;
     // Spectators on their own connections, subscribed before anything happens; they
     // read until the game ends (the last event below is the resignation).
     let mut spectators = Vec::new();
@@ -271,10 +192,10 @@ async fn a_slow_spectator_does_not_delay_play_and_is_told_to_resync() {
     const PAIRS: usize = 150;
     let server = Server::start(&["--watch-buffer", "32"]);
     let mut c = server.client().await;
-    new_game(&mut c, "hot", None).await;
+    new_game(&mut c, named("hot")).await;
     play_undo_pairs(&mut c, "hot", 20).await; // warm up
     let without = play_undo_pairs(&mut c, "hot", PAIRS).await;
-    let from = version(&mut c, "hot").await + 1;
+    let from = get(&mut c, "hot").await.version + 1;
 
     // The slow spectator: its own connection with a small flow-control window, so the
     // transport cannot buffer much for it; it does not read until the end.
@@ -305,7 +226,7 @@ async fn a_slow_spectator_does_not_delay_play_and_is_told_to_resync() {
     });
 
     let with = play_undo_pairs(&mut c, "hot", PAIRS).await;
-    let last_version = version(&mut c, "hot").await;
+    let last_version = get(&mut c, "hot").await.version;
     let (p50_without, p99_without) = (percentile(&without, 0.5), percentile(&without, 0.99));
     let (p50_with, p99_with) = (percentile(&with, 0.5), percentile(&with, 0.99));
     println!(
@@ -365,7 +286,14 @@ async fn a_slow_spectator_does_not_delay_play_and_is_told_to_resync() {
 async fn the_flag_timer_ends_the_game_without_any_call() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "timer", Some((300, 0))).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            time_control: time_control(300, 0),
+            ..named("timer")
+        },
+    )
+    .await;
     let mut s = watch(&mut c, "timer", 0).await;
     let started = next_event(&mut s).await;
     let created = started.at_unix_ms;
@@ -414,7 +342,7 @@ async fn watch_errors() {
         })
         .await;
     expect_error(missing, Code::NotFound, "GAME_NOT_FOUND");
-    new_game(&mut c, "w", None).await;
+    new_game(&mut c, named("w")).await;
     play(&mut c, "w", "e4").await;
     let ahead = c
         .watch_game(pb::WatchGameRequest {
@@ -424,7 +352,7 @@ async fn watch_errors() {
         .await;
     let s = expect_error(ahead, Code::OutOfRange, "VERSION_AHEAD");
     assert_eq!(
-        server::error_info(&s)
+        crate::common::server::error_info(&s)
             .metadata
             .get("current_version")
             .map(String::as_str),
@@ -442,7 +370,7 @@ async fn watch_errors() {
 async fn shutdown_ends_open_watch_streams() {
     let mut server = Server::start(&["--shutdown-grace-secs", "10"]);
     let mut c = server.client().await;
-    new_game(&mut c, "s", None).await;
+    new_game(&mut c, named("s")).await;
     let mut streams = Vec::new();
     for _ in 0..3 {
         let mut sc = server.client().await;
@@ -464,7 +392,10 @@ async fn shutdown_ends_open_watch_streams() {
         match end {
             Err(status) => {
                 assert_eq!(status.code(), Code::Unavailable, "{status:?}");
-                assert_eq!(server::error_info(&status).reason, "SHUTTING_DOWN");
+                assert_eq!(
+                    crate::common::server::error_info(&status).reason,
+                    "SHUTTING_DOWN"
+                );
             }
             other => panic!("expected UNAVAILABLE, got {other:?}"),
         }

@@ -2,13 +2,11 @@
 //! Every position of the three suites, every depth whose count is at most 10,000,000,
 //! plus the two deep classics.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 
+use crate::common::epd::load_epd;
 use chess_service::rules::perft::perft_portable;
 use chess_service::rules::{Position, Variant, perft, perft_divide, perft_parallel};
-use common::load_epd;
 
 const MAX_NODES: u64 = 10_000_000;
 const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";

@@ -2,8 +2,6 @@
 //! (60,600 positions from 300 games, produced by python-chess) must agree exactly on legal
 //! moves (UCI and SAN), check, status, winner, both draw claims and the next position.
 
-mod common;
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
@@ -42,7 +40,8 @@ fn status_name(s: Status) -> &'static str {
 }
 
 fn load() -> Vec<Record> {
-    let file = std::fs::File::open(common::data_path("corpus.jsonl.gz")).expect("corpus present");
+    let file = std::fs::File::open(crate::common::epd::data_path("corpus.jsonl.gz"))
+        .expect("corpus present");
     let reader = BufReader::new(flate2::read::GzDecoder::new(file));
     reader
         .lines()

@@ -1,16 +1,16 @@
 //! The record codec on every corpus game: exact round trip, size per ply, incremental
 //! encoding, and refusal of every kind of damaged or foreign record.
 
-#[path = "common/corpus_games.rs"]
-mod corpus_games;
-#[path = "common/damage.rs"]
-mod damage;
-
 use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position, Variant};
-use chess_service::store::codec::{self, CodecError, FORMAT_VERSION, MoveEncoder};
+use chess_service::store::codec::testing::{
+    self as codec_testing, MoveEncoder, encode_with, frame, order_key,
+};
+use chess_service::store::codec::{self, CodecError, FORMAT_VERSION};
 use chess_service::store::{GameMeta, Start};
-use corpus_games::{CorpusGame, corpus_games};
+
+use crate::common::corpus_games::{CorpusGame, corpus_games};
+use crate::common::damage;
 
 fn meta_of(g: &CorpusGame) -> GameMeta {
     GameMeta {
@@ -58,8 +58,8 @@ fn every_corpus_game_round_trips_in_at_most_one_byte_per_ply() {
             "{}",
             meta.id
         );
-        let (bits, floor) = codec::move_bits(&g.game).unwrap();
-        assert_eq!(decoded.encoder.bits().bit_len(), bits);
+        let (bits, floor) = codec_testing::move_bits(&g.game).unwrap();
+        assert_eq!(decoded.encoder().bits().bit_len(), bits);
         plies += g.game.ply();
         record_bytes += record.len();
         move_bits += bits;
@@ -114,7 +114,7 @@ fn incremental_encoding_equals_encoding_from_scratch() {
                 let b = game.undo().unwrap();
                 work += enc.sync(&game).unwrap();
                 assert_eq!(
-                    codec::encode_with(&meta, &enc).unwrap(),
+                    encode_with(&meta, &enc).unwrap(),
                     codec::encode(&meta, &Match::from_moves(game.clone())).unwrap()
                 );
                 game.play(b).unwrap();
@@ -128,7 +128,7 @@ fn incremental_encoding_equals_encoding_from_scratch() {
             );
             work += encoded;
             assert_eq!(
-                codec::encode_with(&meta, &enc).unwrap(),
+                encode_with(&meta, &enc).unwrap(),
                 codec::encode(&meta, &Match::from_moves(game.clone())).unwrap(),
                 "{} ply {i}",
                 meta.id
@@ -209,12 +209,12 @@ fn version_and_section_rules() {
         vec![0x01, 0x02]
     );
     assert_eq!(
-        codec::frame(&meta.id, 1, &secs),
+        frame(&meta.id, 1, &secs),
         record,
         "the helper rebuilds the record exactly"
     );
 
-    let newer = codec::frame(&meta.id, FORMAT_VERSION + 1, &secs);
+    let newer = frame(&meta.id, FORMAT_VERSION + 1, &secs);
     let e = codec::decode(&meta.id, &newer).err().unwrap();
     assert_eq!(
         e,
@@ -224,21 +224,21 @@ fn version_and_section_rules() {
     );
     assert!(e.to_string().contains("newer build"), "{e}");
     assert_eq!(
-        codec::decode(&meta.id, &codec::frame(&meta.id, 0, &secs)).err(),
+        codec::decode(&meta.id, &frame(&meta.id, 0, &secs)).err(),
         Some(CodecError::ZeroVersion)
     );
 
     // An unknown optional section (0x80 and up) is skipped and reported.
     let mut with_optional = secs.clone();
     with_optional.push((0x85, vec![1, 2, 3]));
-    let d = codec::decode(&meta.id, &codec::frame(&meta.id, 1, &with_optional)).unwrap();
+    let d = codec::decode(&meta.id, &frame(&meta.id, 1, &with_optional)).unwrap();
     assert_eq!(d.loaded.game.game().moves(), game.moves());
     assert_eq!(d.skipped_sections, vec![0x85]);
 
     // An unknown required section (below 0x80) refuses the record, saying to upgrade.
     let mut with_required = secs.clone();
     with_required.push((0x05, vec![0]));
-    let e = codec::decode(&meta.id, &codec::frame(&meta.id, 1, &with_required))
+    let e = codec::decode(&meta.id, &frame(&meta.id, 1, &with_required))
         .err()
         .unwrap();
     assert_eq!(e, CodecError::UnknownRequiredSection { tag: 0x05 });
@@ -248,25 +248,25 @@ fn version_and_section_rules() {
     let mut both = secs.clone();
     both.push((0x03, vec![0]));
     assert!(matches!(
-        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &both)),
+        codec::decode(&meta.id, &frame(&meta.id, 1, &both)),
         Err(CodecError::BadLogSection { .. })
     ));
     let mut clock_alone = secs.clone();
     clock_alone.push((0x04, vec![0, 0x64, 0]));
     assert!(matches!(
-        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &clock_alone)),
+        codec::decode(&meta.id, &frame(&meta.id, 1, &clock_alone)),
         Err(CodecError::BadClockSection { .. })
     ));
 
     // Order and presence.
     let swapped = vec![secs[1].clone(), secs[0].clone()];
     assert!(matches!(
-        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &swapped)),
+        codec::decode(&meta.id, &frame(&meta.id, 1, &swapped)),
         Err(CodecError::SectionOrder { .. })
     ));
     let only_game = vec![secs[0].clone()];
     assert!(matches!(
-        codec::decode(&meta.id, &codec::frame(&meta.id, 1, &only_game)),
+        codec::decode(&meta.id, &frame(&meta.id, 1, &only_game)),
         Err(CodecError::MissingSection { .. })
     ));
 }
@@ -284,7 +284,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     after_mate.push(0);
     let e = codec::decode(
         &meta.id,
-        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, after_mate)]),
+        &frame(&meta.id, 1, &[secs[0].clone(), (0x02, after_mate)]),
     )
     .err()
     .unwrap();
@@ -295,7 +295,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     too_many[0] = 60;
     let e = codec::decode(
         &meta.id,
-        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, too_many)]),
+        &frame(&meta.id, 1, &[secs[0].clone(), (0x02, too_many)]),
     )
     .err()
     .unwrap();
@@ -306,7 +306,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     trailing.push(0);
     let e = codec::decode(
         &meta.id,
-        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, trailing)]),
+        &frame(&meta.id, 1, &[secs[0].clone(), (0x02, trailing)]),
     )
     .err()
     .unwrap();
@@ -318,7 +318,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     padded[last] |= 1;
     let e = codec::decode(
         &meta.id,
-        &codec::frame(&meta.id, 1, &[secs[0].clone(), (0x02, padded)]),
+        &frame(&meta.id, 1, &[secs[0].clone(), (0x02, padded)]),
     )
     .err()
     .unwrap();
@@ -329,7 +329,7 @@ fn replay_refuses_moves_after_the_end_and_bad_move_sections() {
     game_sec[0] = 9;
     let e = codec::decode(
         &meta.id,
-        &codec::frame(&meta.id, 1, &[(0x01, game_sec), secs[1].clone()]),
+        &frame(&meta.id, 1, &[(0x01, game_sec), secs[1].clone()]),
     )
     .err()
     .unwrap();
@@ -400,7 +400,7 @@ fn order_key_is_the_order_of_legal_moves_sorted() {
         for ply in 0..=g.game.ply() {
             let pos = g.game.position_at(ply).unwrap();
             let sorted = pos.legal_moves_sorted();
-            let keys: Vec<u32> = sorted.iter().map(codec::order_key).collect();
+            let keys: Vec<u32> = sorted.iter().map(order_key).collect();
             assert!(
                 keys.windows(2).all(|w| w[0] < w[1]),
                 "{}: keys not strictly increasing in sorted order",

@@ -1,58 +1,101 @@
-//! The process a store crash test kills: many writers playing random games into a
-//! `SledStore`, each writing the crash journal (see `chess_service::store::crash_journal`)
-//! on stdout: `BEGIN ...` before a change is handed to the store, `ACK <game>` once its
+//! The process a store crash test kills (`crash.rs`): many writers playing random games
+//! into a `SledStore`, each writing the crash journal (`tests/common/journal.rs`) on
+//! stdout: `BEGIN ...` before a change is handed to the store, `ACK <game>` once its
 //! durability ticket resolved. Prints `READY` once the store is open.
 //!
-//! Runs until killed, or until `--ops` changes are acknowledged (then `DONE`).
+//! It is not a binary of its own: the crash test runs this test binary again with
+//! [`CHILD_ENV`] set, asking for the ignored test [`run_child`] alone (as sled's crash
+//! tests re-run their own binary). Everything the test harness prints before `READY` is
+//! not journal; the child starts its output with a line break, so `READY` always begins
+//! a line.
+//!
+//! Runs until killed, or until `ops` changes are acknowledged (then `DONE`).
 //!
 //! Games are whole lifecycles (`Match`): an undo is an event, so a game leaves the
 //! moves-only record form at its first undo, and every third game is timed (an hour a
 //! side, so no flag falls), which adds the clock section: the crash test covers every
 //! record form.
-//!
-//! ```text
-//! store-crash-child --data-dir /tmp/crash --writers 32 --prefix t0 --seed 1
-//! ```
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use clap::Parser;
 
 use chess_service::lifecycle::{Match, TimeControl};
 use chess_service::rules::{Position, Variant, chess960};
 use chess_service::store::{
     Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
 };
-#[path = "../../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
 
-#[derive(Parser, Debug)]
-#[command(about = "Writes random games into a SledStore and journals every acknowledged change")]
-struct Args {
+use crate::common::rng::Rng;
+
+/// Set (to the data directory) in the environment of the child process.
+pub const CHILD_ENV: &str = "CHESS_CRASH_CHILD_DATA_DIR";
+/// The test that is the child process, as libtest names it.
+const CHILD_TEST: &str = "crash_child::run_child";
+
+/// What the child is asked to do.
+#[derive(Debug, Clone)]
+pub struct Args {
     /// The store's data directory.
-    #[arg(long)]
-    data_dir: PathBuf,
+    pub data_dir: PathBuf,
     /// Concurrent writers, each with its own games.
-    #[arg(long, default_value_t = 32)]
-    writers: usize,
+    pub writers: usize,
     /// Prefix of the game ids (distinct per run, so runs on one directory never collide).
-    #[arg(long, default_value = "run")]
-    prefix: String,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// fsync, flush or none.
-    #[arg(long, default_value = "fsync")]
-    durability: Durability,
+    pub prefix: String,
+    pub seed: u64,
+    pub durability: Durability,
     /// A writer starts a new game after this many plies.
-    #[arg(long, default_value_t = 150)]
-    max_ply: usize,
+    pub max_ply: usize,
     /// Stop after this many acknowledged changes (0: run until killed).
-    #[arg(long, default_value_t = 0)]
-    ops: u64,
+    pub ops: u64,
+}
+
+impl Args {
+    /// The command that runs this test binary as the child with these arguments (stdout,
+    /// stderr and the process are the caller's to set up).
+    pub fn command(&self) -> Command {
+        let exe = std::env::current_exe().expect("the test binary knows its own path");
+        let mut cmd = Command::new(exe);
+        cmd.args([
+            CHILD_TEST,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, &self.data_dir)
+        .env("CHESS_CRASH_CHILD_WRITERS", self.writers.to_string())
+        .env("CHESS_CRASH_CHILD_PREFIX", &self.prefix)
+        .env("CHESS_CRASH_CHILD_SEED", self.seed.to_string())
+        .env("CHESS_CRASH_CHILD_DURABILITY", self.durability.as_str())
+        .env("CHESS_CRASH_CHILD_MAX_PLY", self.max_ply.to_string())
+        .env("CHESS_CRASH_CHILD_OPS", self.ops.to_string());
+        cmd
+    }
+
+    /// The arguments [`Args::command`] passed, read back in the child.
+    fn from_env() -> Option<Args> {
+        fn var<T: std::str::FromStr>(name: &str) -> T
+        where
+            T::Err: std::fmt::Display,
+        {
+            let text = std::env::var(name).unwrap_or_else(|_| panic!("{name} is set"));
+            text.parse()
+                .unwrap_or_else(|e| panic!("{name}={text}: {e}"))
+        }
+        let data_dir = std::env::var_os(CHILD_ENV)?;
+        Some(Args {
+            data_dir: data_dir.into(),
+            writers: var("CHESS_CRASH_CHILD_WRITERS"),
+            prefix: var("CHESS_CRASH_CHILD_PREFIX"),
+            seed: var("CHESS_CRASH_CHILD_SEED"),
+            durability: var("CHESS_CRASH_CHILD_DURABILITY"),
+            max_ply: var("CHESS_CRASH_CHILD_MAX_PLY"),
+            ops: var("CHESS_CRASH_CHILD_OPS"),
+        })
+    }
 }
 
 /// One journal line, written with a single `write` so lines never interleave and a line
@@ -78,7 +121,7 @@ fn now_ms() -> u64 {
 
 fn fail(game: &str, e: &StoreError) -> ! {
     journal(format_args!("FAIL {game}"));
-    eprintln!("store-crash-child: game {game}: {e}");
+    eprintln!("crash child: game {game}: {e}");
     std::process::exit(2);
 }
 
@@ -139,12 +182,20 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
     }
 }
 
-fn main() {
-    let args = Arc::new(Args::parse());
+/// The child process itself: run only by [`Args::command`], which sets [`CHILD_ENV`].
+#[test]
+#[ignore = "the child process of the store crash test, which runs it"]
+fn run_child() {
+    let args = Arc::new(
+        Args::from_env()
+            .unwrap_or_else(|| panic!("run by the crash test only, which sets {CHILD_ENV}")),
+    );
+    // End whatever line the test harness has begun, so READY starts a line of its own.
+    journal(format_args!(""));
     let store = match SledStore::open(SledConfig::new(&args.data_dir).durability(args.durability)) {
         Ok(s) => Arc::new(s),
         Err(e) => {
-            eprintln!("store-crash-child: {e}");
+            eprintln!("crash child: {e}");
             std::process::exit(1);
         }
     };
@@ -153,7 +204,7 @@ fn main() {
         .enable_all()
         .build();
     let rt = rt.unwrap_or_else(|e| {
-        eprintln!("store-crash-child: cannot start the runtime: {e}");
+        eprintln!("crash child: cannot start the runtime: {e}");
         std::process::exit(1)
     });
     journal(format_args!("READY"));
@@ -171,13 +222,13 @@ fn main() {
             .collect();
         for t in tasks {
             if let Err(e) = t.await {
-                eprintln!("store-crash-child: a writer failed: {e}");
+                eprintln!("crash child: a writer failed: {e}");
                 std::process::exit(2);
             }
         }
     });
     if let Err(e) = store.close() {
-        eprintln!("store-crash-child: closing: {e}");
+        eprintln!("crash child: closing: {e}");
         std::process::exit(2);
     }
     journal(format_args!("DONE"));

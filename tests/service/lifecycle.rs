@@ -7,67 +7,16 @@
 //! Time controls are short (hundreds of milliseconds) so the tests stay fast; assertions
 //! use the times the server reports, and margins only where real time must pass.
 
-#[path = "common/server.rs"]
-mod server;
-
 use std::time::Duration;
 
-use chess_service::pb::{self, chess_service_client::ChessServiceClient};
-use server::{Server, error_info, expect_error, violated_fields};
+use chess_service::pb;
 use tonic::Code;
-use tonic::transport::Channel;
 
-type Client = ChessServiceClient<Channel>;
-
-const WHITE: i32 = pb::Color::White as i32;
-const BLACK: i32 = pb::Color::Black as i32;
+use crate::common::client::{BLACK, WHITE, get, named, new_game, play, play_request, time_control};
+use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
 fn status(g: &pb::Game) -> pb::GameStatus {
     pb::GameStatus::try_from(g.status).expect("a known status")
-}
-
-async fn new_game(c: &mut Client, id: &str, fen: &str, tc: Option<(u64, u64)>) -> pb::Game {
-    c.new_game(pb::NewGameRequest {
-        game_id: id.into(),
-        fen: fen.into(),
-        time_control: tc.map(|(initial_ms, increment_ms)| pb::TimeControl {
-            initial_ms,
-            increment_ms,
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap_or_else(|e| panic!("NewGame {id}: {e:?}"))
-    .into_inner()
-    .game
-    .expect("a game")
-}
-
-fn play_req(id: &str, mv: &str, color: i32) -> pb::PlayRequest {
-    pb::PlayRequest {
-        game_id: id.into(),
-        r#move: mv.into(),
-        color,
-        ..Default::default()
-    }
-}
-
-async fn play(c: &mut Client, id: &str, mv: &str) -> pb::Game {
-    c.play(play_req(id, mv, 0))
-        .await
-        .unwrap_or_else(|e| panic!("Play {id} {mv}: {e:?}"))
-        .into_inner()
-        .game
-        .expect("a game")
-}
-
-async fn get(c: &mut Client, id: &str) -> pb::Game {
-    c.get_game(pb::GetGameRequest { game_id: id.into() })
-        .await
-        .unwrap_or_else(|e| panic!("GetGame {id}: {e:?}"))
-        .into_inner()
-        .game
-        .expect("a game")
 }
 
 fn offer(id: &str, color: i32) -> pb::OfferDrawRequest {
@@ -102,7 +51,7 @@ fn clock(g: &pb::Game) -> pb::Clock {
 async fn resignation_ends_the_game_and_the_other_side_wins() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "resign", "", None).await;
+    new_game(&mut c, named("resign")).await;
     play(&mut c, "resign", "e4").await;
     // The side must be named, and be a known colour.
     let missing = c
@@ -141,7 +90,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
         g.pgn
     );
     assert!(g.pgn.ends_with("1. e4 1-0\n"), "{}", g.pgn);
-    let over = c.play(play_req("resign", "e5", 0)).await;
+    let over = c.play(play_request("resign", "e5")).await;
     let s = expect_error(over, Code::FailedPrecondition, "GAME_OVER");
     assert_eq!(
         error_info(&s).metadata.get("status").map(String::as_str),
@@ -163,7 +112,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
 async fn draw_by_agreement_and_an_offer_that_lapses() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "agree", "", None).await;
+    new_game(&mut c, named("agree")).await;
     play(&mut c, "agree", "e4").await;
     let g = c
         .offer_draw(offer("agree", WHITE))
@@ -221,7 +170,7 @@ const KNIGHTS: [&str; 8] = ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng
 async fn threefold_claims_refused_then_granted_on_the_board() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "rep", "", None).await;
+    new_game(&mut c, named("rep")).await;
     for mv in &KNIGHTS[..4] {
         play(&mut c, "rep", mv).await;
     }
@@ -262,7 +211,7 @@ async fn threefold_claims_refused_then_granted_on_the_board() {
 async fn threefold_claimed_with_the_announced_move() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "announce", "", None).await;
+    new_game(&mut c, named("announce")).await;
     for mv in &KNIGHTS[..7] {
         play(&mut c, "announce", mv).await;
     }
@@ -286,7 +235,14 @@ async fn threefold_claimed_with_the_announced_move() {
 async fn fifty_moves_claimed() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "fifty", "8/8/4k3/8/8/3K4/8/R7 w - - 98 80", None).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            fen: "8/8/4k3/8/8/3K4/8/R7 w - - 98 80".into(),
+            ..named("fifty")
+        },
+    )
+    .await;
     let refused = c.claim_draw(claim("fifty", WHITE, "Ra2")).await;
     let s = expect_error(refused, Code::FailedPrecondition, "CLAIM_REFUSED");
     assert!(s.message().contains("99 half-moves"), "{}", s.message());
@@ -300,7 +256,14 @@ async fn fifty_moves_claimed() {
         .expect("a game");
     assert_eq!(status(&g), pb::GameStatus::DrawClaimedFiftyMoves);
     // On the board, without a move, at 100 half-moves.
-    new_game(&mut c, "fifty-2", "8/8/4k3/8/8/3K4/8/R7 w - - 100 80", None).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            fen: "8/8/4k3/8/8/3K4/8/R7 w - - 100 80".into(),
+            ..named("fifty-2")
+        },
+    )
+    .await;
     let g = c
         .claim_draw(claim("fifty-2", WHITE, ""))
         .await
@@ -315,9 +278,14 @@ async fn fifty_moves_claimed() {
 async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    new_game(&mut c, "turn", "", None).await;
+    new_game(&mut c, named("turn")).await;
     // Ke2 is illegal, but the turn is checked first.
-    let wrong = c.play(play_req("turn", "Ke2", BLACK)).await;
+    let wrong = c
+        .play(pb::PlayRequest {
+            color: BLACK,
+            ..play_request("turn", "Ke2")
+        })
+        .await;
     let s = expect_error(wrong, Code::FailedPrecondition, "NOT_YOUR_TURN");
     let meta = error_info(&s).metadata;
     assert_eq!(
@@ -327,14 +295,22 @@ async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
     assert_eq!(meta.get("color").map(String::as_str), Some("COLOR_BLACK"));
     assert!(s.message().contains("white's turn"), "{}", s.message());
     let g = c
-        .play(play_req("turn", "e4", WHITE))
+        .play(pb::PlayRequest {
+            color: WHITE,
+            ..play_request("turn", "e4")
+        })
         .await
         .expect("white's move")
         .into_inner()
         .game
         .expect("a game");
     assert_eq!(g.ply, 1);
-    let bad = c.play(play_req("turn", "e5", 7)).await;
+    let bad = c
+        .play(pb::PlayRequest {
+            color: 7,
+            ..play_request("turn", "e5")
+        })
+        .await;
     expect_error(bad, Code::InvalidArgument, "INVALID_COLOR");
     // Undo names the side whose move is taken back: white made the last move.
     let wrong_undo = c
@@ -364,7 +340,14 @@ async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
 async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
     let server = Server::start(&["--cache-games", "1"]);
     let mut c = server.client().await;
-    new_game(&mut c, "flag", "", Some((300, 0))).await;
+    new_game(
+        &mut c,
+        pb::NewGameRequest {
+            time_control: time_control(300, 0),
+            ..named("flag")
+        },
+    )
+    .await;
     let g = play(&mut c, "flag", "e4").await;
     let ck = clock(&g);
     assert_eq!(ck.running, BLACK);
@@ -374,7 +357,7 @@ async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
     );
     let flag_time = ck.as_of_unix_ms + 300;
     // Evict it: another game takes the only cache slot.
-    new_game(&mut c, "other", "", None).await;
+    new_game(&mut c, named("other")).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     let g = get(&mut c, "flag").await;
     assert_eq!(status(&g), pb::GameStatus::OutOfTime);
@@ -392,7 +375,7 @@ async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
         "{}",
         g.pgn
     );
-    let late = c.play(play_req("flag", "e5", 0)).await;
+    let late = c.play(play_request("flag", "e5")).await;
     expect_error(late, Code::FailedPrecondition, "GAME_OVER");
 }
 
@@ -403,9 +386,11 @@ async fn a_flag_against_insufficient_material_is_a_draw() {
     // Black to move runs out; white has only king and knight against king and queen.
     let g = new_game(
         &mut c,
-        "dead",
-        "4k3/8/8/8/8/8/q7/4KN2 b - - 0 1",
-        Some((200, 0)),
+        pb::NewGameRequest {
+            fen: "4k3/8/8/8/8/8/q7/4KN2 b - - 0 1".into(),
+            time_control: time_control(200, 0),
+            ..named("dead")
+        },
     )
     .await;
     // Black's clock runs from the creation; the reading says when it will run out.
@@ -427,7 +412,14 @@ async fn a_flag_against_insufficient_material_is_a_draw() {
 async fn undo_restores_both_clocks_and_the_pgn_shows_them() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
-    let created = new_game(&mut c, "clocks", "", Some((60_000, 1000))).await;
+    let created = new_game(
+        &mut c,
+        pb::NewGameRequest {
+            time_control: time_control(60_000, 1000),
+            ..named("clocks")
+        },
+    )
+    .await;
     let c0 = clock(&created);
     assert_eq!(c0.running, WHITE);
     // White's clock started at the creation (the reading came a moment later, after the
@@ -507,13 +499,28 @@ async fn time_controls_are_checked_and_part_of_a_repeated_new_game() {
         .await;
     let s = expect_error(bad, Code::InvalidArgument, "INVALID_TIME_CONTROL");
     assert_eq!(violated_fields(&s), ["time_control.initial_ms"]);
-    let g = new_game(&mut c, "timed", "", Some((5000, 0))).await;
+    let g = new_game(
+        &mut c,
+        pb::NewGameRequest {
+            time_control: time_control(5000, 0),
+            ..named("timed")
+        },
+    )
+    .await;
     // The same id with the same time control, or none named: the existing game.
     assert_eq!(
-        new_game(&mut c, "timed", "", Some((5000, 0))).await.game_id,
+        new_game(
+            &mut c,
+            pb::NewGameRequest {
+                time_control: time_control(5000, 0),
+                ..named("timed")
+            }
+        )
+        .await
+        .game_id,
         g.game_id
     );
-    assert_eq!(new_game(&mut c, "timed", "", None).await.game_id, g.game_id);
+    assert_eq!(new_game(&mut c, named("timed")).await.game_id, g.game_id);
     let other = c
         .new_game(pb::NewGameRequest {
             game_id: "timed".into(),

@@ -1,20 +1,21 @@
-//! kill -9 at the store level: a child process (`store-crash-child`) writes random games
+//! kill -9 at the store level: a child process (this test binary run again as
+//! `crash_child`) writes random games
 //! with 32 concurrent writers and journals every acknowledged change on stdout; it is
 //! SIGKILLed at a random moment; the store is reopened and every game must be exactly as
 //! acknowledged, or have the one change in flight applied, and none may be damaged.
 //!
 //! Trials share one data directory, so later trials also crash a store that was itself
-//! recovered from a crash. `STORE_CRASH_TRIALS=50 cargo test --test store_crash` runs the
+//! recovered from a crash. `STORE_CRASH_TRIALS=50 cargo test --release --test store crash::` runs the
 //! longer version (default 5 trials).
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use chess_service::store::crash_journal::{GameState, Journal, Verdict};
 use chess_service::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
 
-const CHILD: &str = env!("CARGO_BIN_EXE_store-crash-child");
+use crate::common::journal::{GameState, Journal, Verdict};
+use crate::crash_child;
 
 fn random_below(n: u64) -> u64 {
     let mut b = [0u8; 8];
@@ -37,34 +38,37 @@ fn crash_once(
     durability: Durability,
     journal: &mut Journal,
 ) -> Result<Trial, String> {
-    let mut child = Command::new(CHILD)
-        .args(["--data-dir", dir.to_str().expect("utf-8 temp path")])
-        .args([
-            "--writers",
-            "32",
-            "--prefix",
-            &format!("t{trial}"),
-            "--seed",
-            &trial.to_string(),
-        ])
-        .args(["--durability", durability.as_str()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("store-crash-child starts");
+    let mut child = crash_child::Args {
+        data_dir: dir.to_path_buf(),
+        writers: 32,
+        prefix: format!("t{trial}"),
+        seed: trial as u64,
+        durability,
+        max_ply: 150,
+        ops: 0,
+    }
+    .command()
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit())
+    .spawn()
+    .expect("the crash child (this test binary) starts");
     let stdout = child.stdout.take().expect("piped stdout");
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
-        // Read whole lines only: the child may die in the middle of one.
+        // Read whole lines only: the child may die in the middle of one. What comes before
+        // READY is the test harness's, not journal.
         let mut lines = Vec::new();
+        let mut ready = false;
         let mut r = BufReader::new(stdout);
         let mut buf = String::new();
         while r.read_line(&mut buf).expect("child output is UTF-8") > 0 {
             if buf.ends_with('\n') {
-                if buf == "READY\n" {
+                if ready {
+                    lines.push(buf.trim_end().to_string());
+                } else if buf == "READY\n" {
+                    ready = true;
                     let _ = ready_tx.send(());
                 }
-                lines.push(buf.trim_end().to_string());
             }
             buf.clear();
         }
@@ -92,9 +96,6 @@ fn crash_once(
     let mut n = 0;
     let acks_before = journal.acks();
     for line in &lines {
-        if line == "READY" {
-            continue;
-        }
         journal
             .apply_line(line)
             .unwrap_or_else(|e| panic!("trial {trial}: {e}"));

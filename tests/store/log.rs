@@ -4,13 +4,12 @@
 
 use chess_service::lifecycle::{ClaimRule, Event, Match, Status, TimeControl};
 use chess_service::rules::{Color, Position, Variant};
-use chess_service::store::codec::{self, CodecError, RecordEncoder};
+use chess_service::store::codec::testing::{RecordEncoder, encode_record, frame};
+use chess_service::store::codec::{self, CodecError};
 use chess_service::store::{GameMeta, Start};
-#[path = "common/damage.rs"]
-mod damage;
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+
+use crate::common::damage;
+use crate::common::rng::Rng;
 
 fn meta(id: &str, created: u64) -> GameMeta {
     GameMeta {
@@ -222,7 +221,7 @@ fn incremental_log_encoding_equals_encoding_from_scratch() {
                 meta.id,
                 m.version()
             );
-            let incremental = codec::encode_record(&meta, &enc).unwrap();
+            let incremental = encode_record(&meta, &enc).unwrap();
             assert_eq!(
                 incremental,
                 codec::encode(&meta, &m).unwrap(),
@@ -244,7 +243,7 @@ fn every_single_byte_change_of_an_eventful_record_is_refused() {
 
 /// A record of the current format from (tag, payload) sections, with a valid checksum.
 fn seal(id: &str, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    codec::frame(id, codec::FORMAT_VERSION, sections)
+    frame(id, codec::FORMAT_VERSION, sections)
 }
 
 /// GAME section of a standard game created at 0: variant, created 0, standard start.
@@ -331,8 +330,7 @@ const DOC_EXAMPLE: &str = "01 01 08 00 80 d0 95 ff bc 31 00 03 05 05 66 29 a2 a0
 /// move every 1 to 10 seconds (the CLOCK section adds each event's time).
 #[test]
 fn log_form_size_over_the_corpus() {
-    #[path = "common/corpus_games.rs"]
-    mod corpus_games;
+    use crate::common::corpus_games;
     let (mut plies, mut moves_form, mut log_form, mut timed_form) =
         (0usize, 0usize, 0usize, 0usize);
     let mut rng = Rng(11);

@@ -1,8 +1,6 @@
 //! Property tests over random games from random suite positions, and over arbitrary text
 //! fed to every parser.
 
-mod common;
-
 use std::sync::OnceLock;
 
 use chess_service::rules::{Position, Variant};
@@ -18,7 +16,7 @@ fn suite_positions() -> &'static Vec<Position> {
             ("chess960.epd", Variant::Chess960),
         ] {
             all.extend(
-                common::load_epd(name, variant)
+                crate::common::epd::load_epd(name, variant)
                     .into_iter()
                     .map(|e| e.position),
             );

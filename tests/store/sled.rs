@@ -7,9 +7,8 @@ use chess_service::rules::{Game, Position, Variant, chess960};
 use chess_service::store::{
     Durability, GameMeta, GameStore, LoadedGame, SledConfig, SledStore, Start, StoreError,
 };
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+
+use crate::common::rng::Rng;
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

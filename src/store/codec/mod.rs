@@ -1,0 +1,132 @@
+//! The stored record of one game: a versioned, sectioned, checksummed byte string holding
+//! the start position, the creation time and the game's history, each move as its index
+//! in the position's [`legal_moves_sorted`] order written with a truncated binary code.
+//! `docs/STORAGE.md` gives the exact byte layout.
+//!
+//! Two forms of the history, chosen per save: a game whose log is only moves and that is
+//! untimed is written as a MOVES section (the first form, which every build reads); any
+//! other game as a LOG section (every event, one tag bit each, moves coded as in MOVES)
+//! plus, when timed, a CLOCK section (the time control and every event's time).
+//!
+//! Decoding replays the history through the rules and the lifecycle ([`Match::apply`]:
+//! the game must still be going, each move is taken from the rules' legal list of the
+//! position, each event must be allowed where it stands); a record that fails its
+//! checksum, its framing or its replay is a [`CodecError`], which the store turns into
+//! `StoreError::DataLoss` for that game alone.
+//!
+//! The modules follow the layers of the format: `bits` (varints, bit strings, the code of
+//! one choice), `moves` (the MOVES section), `log` (the LOG and CLOCK sections) and
+//! `record` (framing, checksum, the GAME section, the choice of form). The product uses
+//! [`encode`] and [`decode`]; the encoder internals that tests and benchmarks reach are
+//! in `testing`, which only the `testing` cargo feature builds.
+//!
+//! [`legal_moves_sorted`]: crate::rules::Position::legal_moves_sorted
+//! [`Match::apply`]: crate::lifecycle::Match::apply
+
+mod bits;
+mod log;
+mod moves;
+mod record;
+
+use crate::lifecycle::ReplayError;
+
+use super::Start;
+
+pub use record::{Decoded, decode, encode};
+pub(crate) use record::{RecordEncoder, check_start, encode_record};
+
+/// The record format this build writes, and the newest it reads.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Records larger than this are refused when written. A 600-ply game takes about 500
+/// bytes; the limit keeps every record far below sled's blob threshold (about 128 KiB),
+/// so sled never writes a record to a separate blob file.
+pub const MAX_RECORD_LEN: usize = 64 * 1024;
+
+/// Why a record could not be written or read. Every decoding variant means the stored
+/// bytes cannot be trusted: the store answers DATA_LOSS for that game.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("record is {len} bytes, too short to hold a version byte and a checksum")]
+    TooShort { len: usize },
+    #[error(
+        "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the record's bytes were damaged or belong to another game id"
+    )]
+    Checksum { stored: u32, computed: u32 },
+    #[error(
+        "record format version {found} is newer than this build reads (up to {FORMAT_VERSION}): run a newer build of the service"
+    )]
+    NewerVersion { found: u8 },
+    #[error("record format version 0 does not exist")]
+    ZeroVersion,
+    #[error("section framing is broken at byte {offset}: {what}")]
+    Framing { offset: usize, what: &'static str },
+    #[error(
+        "required section {tag:#04x} is not known to this build (format {FORMAT_VERSION}): run a newer build of the service"
+    )]
+    UnknownRequiredSection { tag: u8 },
+    #[error("section {tag:#04x} appears out of order or twice")]
+    SectionOrder { tag: u8 },
+    #[error("required section {name} is missing")]
+    MissingSection { name: &'static str },
+    #[error("the game section is malformed: {what}")]
+    BadGameSection { what: String },
+    #[error("the moves section is malformed: {what}")]
+    BadMovesSection { what: String },
+    #[error("replay failed at ply {ply}: {what}")]
+    Replay { ply: usize, what: String },
+    #[error("the log section is malformed: {what}")]
+    BadLogSection { what: String },
+    #[error("the clock section is malformed: {what}")]
+    BadClockSection { what: String },
+    #[error("replay of the log failed at {0}")]
+    LogReplay(ReplayError),
+    #[error(
+        "event {version} has kind {kind}, which this build does not know: run a newer build of the service"
+    )]
+    UnknownEventKind { version: u64, kind: u32 },
+    #[error("clock mode {mode} is not known to this build: run a newer build of the service")]
+    UnknownClockMode { mode: u8 },
+    #[error(
+        "cannot encode: the game's clock started at {clock} ms, but its metadata says it was created at {created} ms"
+    )]
+    CreatedMismatch { clock: u64, created: u64 },
+    #[error("cannot encode: event {version} ({what}) does not fit the log: {why}")]
+    BadEvent {
+        version: u64,
+        what: &'static str,
+        why: String,
+    },
+    #[error(
+        "cannot encode: the game's start position is not the one its metadata names ({start:?})"
+    )]
+    StartMismatch { start: Start },
+    #[error("cannot encode: the metadata's start is invalid: {what}")]
+    BadStart { what: String },
+    #[error("cannot encode: move {ply} ({mv}) is not legal in the position before it")]
+    NotLegal { ply: usize, mv: String },
+    #[error(
+        "cannot encode: the record would be {len} bytes, above the {MAX_RECORD_LEN}-byte limit"
+    )]
+    TooLarge { len: usize },
+}
+
+#[cfg(feature = "testing")]
+impl Decoded {
+    /// The encoded history the store caches (tests check its size).
+    pub fn encoder(&self) -> &RecordEncoder {
+        &self.encoder
+    }
+}
+
+/// What tests and benchmarks reach below [`encode`] and [`decode`]: the incremental
+/// encoders, hand-built records, the move order and the size measure. Built only with
+/// the `testing` cargo feature (on for `cargo test` and `cargo bench`), so none of it is
+/// part of the product's API.
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use super::bits::{BitWriter, put_index, put_varint};
+    pub use super::log::LogEncoder;
+    pub use super::moves::{MoveEncoder, move_bits, order_key};
+    pub use super::record::{RecordEncoder, checksum, encode_record, encode_with, frame, tag};
+}

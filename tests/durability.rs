@@ -1,0 +1,7 @@
+//! Durability of the real server: a clean restart restores every game exactly, `kill -9`
+//! under load loses no acknowledged change, and a damaged record is that game's loss alone.
+
+mod common;
+
+#[path = "durability/server_durability.rs"]
+mod server_durability;

@@ -1,0 +1,13 @@
+//! The rules engine on its own: perft against published counts, the differential corpus,
+//! property tests over random games and arbitrary text, and the rules' behaviour case by case.
+
+mod common;
+
+#[path = "rules/behaviour.rs"]
+mod behaviour;
+#[path = "rules/corpus.rs"]
+mod corpus;
+#[path = "rules/perft.rs"]
+mod perft;
+#[path = "rules/properties.rs"]
+mod properties;
