@@ -6,6 +6,9 @@
 
 pub mod lifecycle;
 pub mod rules;
+// `store/mod.rs` (the store trait, GameMeta, Start) is being rewritten by issue 11 part A,
+// which documents it; its submodules turn the lint back on. The allowance goes then.
+#[allow(missing_docs)]
 pub mod store;
 
 /// The generated `chess.v1` protobuf messages and the typed client (the server, which

@@ -41,6 +41,7 @@ pub enum LogFormat {
     version,
     about = "The authoritative chess rules service (gRPC)."
 )]
+#[allow(missing_docs)] // its doc comment would become clap's long help: `about` says it
 pub struct Config {
     /// Address to listen on (port 0 picks a free port; the log says which).
     #[arg(long, env = "CHESS_LISTEN", default_value = "127.0.0.1:50051")]
@@ -87,17 +88,29 @@ pub struct Config {
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The listening address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address.
         addr: String,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// The game store does not open.
     #[error("cannot open the game store in {dir}: {source}")]
-    Store { dir: String, source: StoreError },
+    Store {
+        /// The data directory.
+        dir: String,
+        /// The store's error.
+        source: StoreError,
+    },
+    /// The reflection service cannot be built from the descriptors.
     #[error("cannot build server reflection: {0}")]
     Reflection(String),
+    /// The gRPC server stopped with an error.
     #[error("the gRPC server failed: {0}")]
     Transport(String),
+    /// The runtime's worker threads cannot start.
     #[error("cannot start worker threads: {0}")]
     Threads(std::io::Error),
 }

@@ -18,12 +18,21 @@ pub struct TimeControl {
 /// A time control outside what the service accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeControlError {
+    /// No initial time.
     #[error("the initial time must be at least 1 ms")]
     NoTime,
+    /// An initial time above [`MAX_INITIAL_MS`].
     #[error("the initial time {ms} ms is above the maximum {MAX_INITIAL_MS} ms (24 hours)")]
-    InitialTooLong { ms: u64 },
+    InitialTooLong {
+        /// The initial time asked for.
+        ms: u64,
+    },
+    /// An increment above [`MAX_INCREMENT_MS`].
     #[error("the increment {ms} ms is above the maximum {MAX_INCREMENT_MS} ms (1 hour)")]
-    IncrementTooLong { ms: u64 },
+    IncrementTooLong {
+        /// The increment asked for.
+        ms: u64,
+    },
 }
 
 impl TimeControlError {
@@ -55,10 +64,12 @@ impl TimeControl {
         })
     }
 
+    /// Each side's time at the start, in milliseconds.
     pub fn initial_ms(&self) -> u64 {
         self.initial_ms
     }
 
+    /// The time added to a side's clock after each of its moves (Fischer), in milliseconds.
     pub fn increment_ms(&self) -> u64 {
         self.increment_ms
     }
@@ -86,6 +97,7 @@ fn seconds(ms: u64) -> String {
 /// Both clocks at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockReading {
+    /// The game's time control.
     pub control: TimeControl,
     /// Remaining milliseconds, indexed by [`Color::index`].
     pub remaining_ms: [u64; 2],
@@ -96,6 +108,7 @@ pub struct ClockReading {
 }
 
 impl ClockReading {
+    /// `color`'s time left at the reading, in milliseconds.
     pub fn remaining(&self, color: Color) -> u64 {
         self.remaining_ms[color.index()]
     }

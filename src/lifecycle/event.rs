@@ -50,7 +50,12 @@ pub enum Event {
     /// A draw claimed under `rule`. `announced`: the claim was made with the move just
     /// before it (FIDE 9.2.1.1, 9.3.1), by the side that played it; otherwise it was made
     /// by the side to move, about the position on the board (FIDE 9.2.1.2, 9.3.2).
-    DrawClaimed { rule: ClaimRule, announced: bool },
+    DrawClaimed {
+        /// Threefold repetition or the fifty-move rule.
+        rule: ClaimRule,
+        /// Made with the move just before it, by the side that played it.
+        announced: bool,
+    },
     /// The side to move ran out of time.
     FlagFell,
 }
@@ -75,6 +80,7 @@ impl Event {
 /// One entry of the log: an event and, in a timed game, when it happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LogEntry {
+    /// What happened.
     pub event: Event,
     /// Unix milliseconds; `Some` exactly in timed games. For a move, the time it arrived;
     /// for a flag fall, the exact flag time.
@@ -84,23 +90,37 @@ pub struct LogEntry {
 /// Where a game stands. Every value but `InProgress` ends the game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// The game goes on.
     InProgress,
     // On the board (derived from the moves, as the rules engine says).
+    /// Checkmate on the board.
     Checkmate {
+        /// The side that gave mate.
         winner: Color,
     },
+    /// Stalemate on the board: a draw.
     Stalemate,
+    /// Neither side can mate (dead position): a draw.
     InsufficientMaterial,
+    /// The same position a fifth time: a draw, automatic.
     FivefoldRepetition,
+    /// 75 moves by each side without a capture or pawn move: a draw, automatic.
     SeventyFiveMoves,
     // Decided by a player or the clock (events in the log).
+    /// A side resigned.
     Resignation {
+        /// The side that did not resign.
         winner: Color,
     },
+    /// A draw offer was accepted.
     DrawAgreement,
+    /// A draw claimed by threefold repetition.
     DrawClaimedThreefold,
+    /// A draw claimed under the fifty-move rule.
     DrawClaimedFiftyMoves,
+    /// A flag fell and the other side could still mate.
     OutOfTime {
+        /// The side whose flag did not fall.
         winner: Color,
     },
     /// The flag fell, but the opponent could not have checkmated: a draw (FIDE 6.9).
@@ -121,6 +141,7 @@ impl From<rules::Status> for Status {
 }
 
 impl Status {
+    /// Whether the game has ended.
     pub fn is_over(self) -> bool {
         self != Status::InProgress
     }
@@ -139,6 +160,7 @@ impl Status {
         })
     }
 
+    /// Who won, if anyone did.
     pub fn winner(self) -> Option<Color> {
         match self {
             Status::Checkmate { winner }
@@ -210,6 +232,7 @@ pub struct EventRecord {
     pub position: Position,
     /// Moves on the board after the event.
     pub ply: usize,
+    /// Where the game stands after the event.
     pub status: Status,
     /// The side whose draw offer is pending after the event.
     pub offer: Option<Color>,

@@ -56,8 +56,11 @@ pub struct Match {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("event {version} ({what}): {why}")]
 pub struct ReplayError {
+    /// The version of the event that does not replay.
     pub version: u64,
+    /// What kind of event it is.
     pub what: &'static str,
+    /// Why it does not replay.
     pub why: String,
 }
 
@@ -65,24 +68,55 @@ pub struct ReplayError {
 /// had fallen before the request arrived is recorded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
+    /// The game has ended (with this status).
     #[error("the game is over ({0})")]
     GameOver(Status),
+    /// A move for the side that is not to move.
     #[error("it is {to_move}'s turn, not {color}'s")]
-    NotYourTurn { color: Color, to_move: Color },
+    NotYourTurn {
+        /// The side the request was made for.
+        color: Color,
+        /// The side to move.
+        to_move: Color,
+    },
+    /// An undo asked for by the side that did not make the last move.
     #[error("the last move was {last_mover}'s; {color} cannot take it back")]
-    NotYourMove { color: Color, last_mover: Color },
+    NotYourMove {
+        /// The side the request was made for.
+        color: Color,
+        /// The side that made the last move.
+        last_mover: Color,
+    },
+    /// The move text was refused (syntax or legality).
     #[error(transparent)]
     Move(MoveTextError),
+    /// An undo at the start.
     #[error("there is no move to take back")]
     NothingToUndo,
+    /// A draw offer while an offer is already pending.
     #[error("{}", pending_offer_message(*by, *color))]
-    DrawOfferPending { by: Color, color: Color },
+    DrawOfferPending {
+        /// The side that made the offer.
+        by: Color,
+        /// The side the request was made for.
+        color: Color,
+    },
+    /// An answer to a draw offer when none is pending.
     #[error("no draw offer is pending")]
     NoDrawOffer,
+    /// An answer to one's own draw offer.
     #[error("{color} made the pending draw offer; only {} can accept or decline it", !*color)]
-    OwnDrawOffer { color: Color },
+    OwnDrawOffer {
+        /// The side that made the offer and tried to answer it.
+        color: Color,
+    },
+    /// A draw claim the position does not support.
     #[error("{why}")]
-    ClaimRefused { why: String },
+    ClaimRefused {
+        /// Why the claim does not hold.
+        why: String,
+    },
+    /// The game's own log does not replay: a bug or damage.
     #[error("internal inconsistency: {0}")]
     Inconsistent(ReplayError),
 }
@@ -185,6 +219,7 @@ impl Match {
         &self.game
     }
 
+    /// Every event since the game was created, in order.
     pub fn log(&self) -> &[LogEntry] {
         &self.log
     }
@@ -199,10 +234,12 @@ impl Match {
         self.only_moves
     }
 
+    /// Whether the game has a clock.
     pub fn is_timed(&self) -> bool {
         self.clocks.is_some()
     }
 
+    /// The time control of a timed game.
     pub fn time_control(&self) -> Option<TimeControl> {
         self.clocks.as_ref().map(|c| c.control)
     }

@@ -134,11 +134,13 @@ const fn ray_tables() -> ([[Bitboard; 64]; 64], [[Bitboard; 64]; 64]) {
 
 static RAYS: ([[Bitboard; 64]; 64], [[Bitboard; 64]; 64]) = ray_tables();
 
+/// The squares a knight on `sq` attacks.
 #[inline(always)]
 pub fn knight_attacks(sq: Square) -> Bitboard {
     KNIGHT[sq.index()]
 }
 
+/// The squares a king on `sq` attacks.
 #[inline(always)]
 pub fn king_attacks(sq: Square) -> Bitboard {
     KING[sq.index()]

@@ -5,25 +5,33 @@ use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, N
 
 use super::square::{Color, File, Rank, Square};
 
+/// A set of squares: bit `i` of the word is square `i` (a1 = 0, h8 = 63).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Bitboard(pub u64);
 
 impl Bitboard {
+    /// No square.
     pub const EMPTY: Bitboard = Bitboard(0);
+    /// Every square.
     pub const FULL: Bitboard = Bitboard(!0);
+    /// The dark squares (a1 is dark): bishops on them never meet bishops on light ones.
     pub const DARK_SQUARES: Bitboard = Bitboard(0xAA55_AA55_AA55_AA55);
+    /// The light squares.
     pub const LIGHT_SQUARES: Bitboard = Bitboard(!0xAA55_AA55_AA55_AA55);
 
+    /// The set of `sq` alone.
     #[inline(always)]
     pub const fn from_square(sq: Square) -> Bitboard {
         Bitboard(1 << sq as u8)
     }
 
+    /// Every square of `file`.
     #[inline(always)]
     pub const fn file(file: File) -> Bitboard {
         Bitboard(0x0101_0101_0101_0101 << file as u8)
     }
 
+    /// Every square of `rank`.
     #[inline(always)]
     pub const fn rank(rank: Rank) -> Bitboard {
         Bitboard(0xFF << (8 * rank as u8))
@@ -44,21 +52,25 @@ impl Bitboard {
         })
     }
 
+    /// Whether the set has no square.
     #[inline(always)]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// Whether the set has a square.
     #[inline(always)]
     pub const fn any(self) -> bool {
         self.0 != 0
     }
 
+    /// Whether `sq` is in the set.
     #[inline(always)]
     pub const fn contains(self, sq: Square) -> bool {
         self.0 & (1 << sq as u8) != 0
     }
 
+    /// How many squares the set holds.
     #[inline(always)]
     pub const fn count(self) -> u32 {
         self.0.count_ones()
@@ -97,11 +109,13 @@ impl Bitboard {
         Square::new(self.0.trailing_zeros() as u8)
     }
 
+    /// The set with `sq` added.
     #[inline(always)]
     pub const fn with(self, sq: Square) -> Bitboard {
         Bitboard(self.0 | 1 << sq as u8)
     }
 
+    /// The set with `sq` removed.
     #[inline(always)]
     pub const fn without(self, sq: Square) -> Bitboard {
         Bitboard(self.0 & !(1 << sq as u8))

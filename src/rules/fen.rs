@@ -15,60 +15,149 @@ pub const MAX_FEN_LEN: usize = 256;
 /// Why a FEN was refused. Each message names the field and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenError {
+    /// Nothing but spaces.
     #[error("FEN is empty")]
     Empty,
+    /// Longer than [`MAX_FEN_LEN`].
     #[error("FEN is {len} bytes long; at most {MAX_FEN_LEN} are accepted")]
-    TooLong { len: usize },
+    TooLong {
+        /// The FEN's length in bytes.
+        len: usize,
+    },
+    /// More than the six fields of a FEN.
     #[error(
         "FEN has {found} fields; expected at most 6 (placement, side to move, castling, en passant, half-move clock, full-move number)"
     )]
-    TooManyFields { found: usize },
+    TooManyFields {
+        /// How many fields there are.
+        found: usize,
+    },
+    /// The placement does not have 8 ranks.
     #[error("placement: expected 8 ranks separated by '/', found {found}")]
-    RankCount { found: usize },
+    RankCount {
+        /// How many ranks there are.
+        found: usize,
+    },
+    /// A rank of the placement does not add up to 8 squares.
     #[error("placement: rank {rank} describes {squares} squares, not 8")]
-    RankLength { rank: char, squares: usize },
+    RankLength {
+        /// The rank, `1` to `8`.
+        rank: char,
+        /// How many squares it describes.
+        squares: usize,
+    },
+    /// A character in the placement that is neither a piece letter nor a digit 1-8.
     #[error(
         "placement: invalid character '{found}' in rank {rank} (expected one of pnbrqkPNBRQK or a digit 1-8)"
     )]
-    BadCharacter { rank: char, found: char },
+    BadCharacter {
+        /// The rank, `1` to `8`.
+        rank: char,
+        /// The character.
+        found: char,
+    },
+    /// A side without a king, or with more than one.
     #[error("placement: {color} has {count} kings; each side needs exactly one")]
-    KingCount { color: Color, count: u32 },
+    KingCount {
+        /// The side.
+        color: Color,
+        /// Its number of kings.
+        count: u32,
+    },
+    /// A pawn on the first or last rank.
     #[error("placement: {color} pawn on {square}; pawns cannot stand on the first or last rank")]
-    PawnOnBackRank { color: Color, square: Square },
+    PawnOnBackRank {
+        /// The pawn's colour.
+        color: Color,
+        /// Its square.
+        square: Square,
+    },
+    /// More than 16 pieces of one side.
     #[error("placement: {color} has {count} pieces; a side has at most 16")]
-    TooManyPieces { color: Color, count: u32 },
+    TooManyPieces {
+        /// The side.
+        color: Color,
+        /// Its number of pieces.
+        count: u32,
+    },
+    /// The side to move is not `w` or `b`.
     #[error("side to move: expected 'w' or 'b', found '{found}'")]
-    BadSideToMove { found: String },
+    BadSideToMove {
+        /// The field as written.
+        found: String,
+    },
+    /// A character in the castling field that names no right.
     #[error("castling: invalid character '{found}' (expected '-', KQkq, or rook files A-H/a-h)")]
-    BadCastlingCharacter { found: char },
+    BadCastlingCharacter {
+        /// The character.
+        found: char,
+    },
+    /// A castling right whose king or rook is not where it must be.
     #[error("castling: '{right}' needs {needs}")]
-    CastlingWithoutPieces { right: char, needs: String },
+    CastlingWithoutPieces {
+        /// The right as written.
+        right: char,
+        /// What it needs, in words.
+        needs: String,
+    },
+    /// Two castling rights for the same side of the same colour.
     #[error("castling: '{right}' gives {color} a second {side}-side right")]
     DuplicateCastling {
+        /// The second right as written.
         right: char,
+        /// Its colour.
         color: Color,
+        /// "king" or "queen".
         side: &'static str,
     },
+    /// A castling right that only Chess960 has, in a standard FEN.
     #[error(
         "castling: '{right}' is a Chess960 right (rook on the {file}-file); use the Chess960 variant"
     )]
-    Chess960CastlingInStandard { right: char, file: char },
+    Chess960CastlingInStandard {
+        /// The right as written.
+        right: char,
+        /// The file of its rook.
+        file: char,
+    },
+    /// The en passant field is not a square or `-`.
     #[error("en passant: '{found}' is not a square or '-'")]
-    BadEnPassantSquare { found: String },
+    BadEnPassantSquare {
+        /// The field as written.
+        found: String,
+    },
+    /// An en passant square no double push could have left.
     #[error("en passant: {square} could not have been produced by a double push: {why}")]
-    ImpossibleEnPassant { square: Square, why: String },
+    ImpossibleEnPassant {
+        /// The en passant square.
+        square: Square,
+        /// What rules it out.
+        why: String,
+    },
+    /// The half-move clock is not a number.
     #[error(
         "half-move clock: '{found}' is not a whole number from 0 to {}",
         u32::MAX
     )]
-    BadHalfmoves { found: String },
+    BadHalfmoves {
+        /// The field as written.
+        found: String,
+    },
+    /// The full-move number is not a number from 1.
     #[error(
         "full-move number: '{found}' is not a whole number from 1 to {}",
         u32::MAX
     )]
-    BadFullmoves { found: String },
+    BadFullmoves {
+        /// The field as written.
+        found: String,
+    },
+    /// The side that just moved is in check: no position reaches that.
     #[error("position: {color} is not to move but is in check")]
-    OpponentInCheck { color: Color },
+    OpponentInCheck {
+        /// The side in check.
+        color: Color,
+    },
 }
 
 impl FenError {

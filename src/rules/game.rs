@@ -10,10 +10,14 @@ use super::square::Color;
 /// Where a game stands. Every value but `InProgress` ends the game on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// The game goes on.
     InProgress,
+    /// The side to move is in check and has no legal move.
     Checkmate {
+        /// The side that gave mate.
         winner: Color,
     },
+    /// The side to move is not in check and has no legal move: a draw.
     Stalemate,
     /// Neither side can mate by the material rule (K v K, K+minor v K, same-coloured bishops).
     InsufficientMaterial,
@@ -25,10 +29,12 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether the game has ended.
     pub fn is_over(self) -> bool {
         self != Status::InProgress
     }
 
+    /// Who won, if anyone did.
     pub fn winner(self) -> Option<Color> {
         match self {
             Status::Checkmate { winner } => Some(winner),
@@ -93,10 +99,13 @@ impl std::fmt::Display for Status {
 /// Why a move could not be played in a game.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {
+    /// The game has ended (with this status).
     #[error("the game is over ({0}); undo a move to continue")]
     GameOver(Status),
+    /// The move text was refused.
     #[error(transparent)]
     Text(#[from] MoveTextError),
+    /// The move is not legal in the current position.
     #[error("illegal move: {0}")]
     Illegal(IllegalMove),
 }
@@ -111,6 +120,7 @@ pub struct Game {
 }
 
 impl Game {
+    /// A game from `start`, with no move yet.
     pub fn new(start: Position) -> Game {
         Game {
             positions: vec![start],
@@ -118,6 +128,7 @@ impl Game {
         }
     }
 
+    /// The start position.
     pub fn start(&self) -> &Position {
         &self.positions[0]
     }
@@ -129,10 +140,12 @@ impl Game {
             .expect("a game always has its start position")
     }
 
+    /// The variant of the start position.
     pub fn variant(&self) -> Variant {
         self.start().variant()
     }
 
+    /// Every move since the start.
     pub fn moves(&self) -> &[Move] {
         &self.moves
     }

@@ -12,11 +12,14 @@ use super::square::{Color, Rank, Square};
 /// King side (towards the h-file, O-O) or queen side (O-O-O).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CastleSide {
+    /// Towards the h-file: O-O.
     King,
+    /// Towards the a-file: O-O-O.
     Queen,
 }
 
 impl CastleSide {
+    /// "king side" or "queen side", for messages.
     pub fn name(self) -> &'static str {
         match self {
             CastleSide::King => "king side",
@@ -28,7 +31,9 @@ impl CastleSide {
 /// A piece on a square, for messages ("the black bishop on b4").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlacedPiece {
+    /// The piece.
     pub piece: Piece,
+    /// Where it stands.
     pub square: Square,
 }
 
@@ -45,48 +50,113 @@ impl fmt::Display for PlacedPiece {
 /// The reason a move is not legal in a position.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IllegalMove {
+    /// The move starts from an empty square.
     #[error("there is no piece on {square}")]
-    NoPiece { square: Square },
+    NoPiece {
+        /// The empty square.
+        square: Square,
+    },
+    /// The piece on the start square is the opponent's.
     #[error("{piece} belongs to {owner}, and it is {turn}'s turn")]
     NotYourPiece {
+        /// The piece that was to move.
         piece: PlacedPiece,
+        /// Its colour.
         owner: Color,
+        /// The side to move.
         turn: Color,
     },
+    /// The piece does not move that way (or its path is blocked).
     #[error("{piece} cannot move to {to}")]
-    CannotMoveThere { piece: PlacedPiece, to: Square },
+    CannotMoveThere {
+        /// The piece that was to move.
+        piece: PlacedPiece,
+        /// Where it was to go.
+        to: Square,
+    },
+    /// The target square holds a piece of the side to move.
     #[error("{to} is occupied by your own {role}")]
-    OwnPieceOnTarget { to: Square, role: Role },
+    OwnPieceOnTarget {
+        /// The target square.
+        to: Square,
+        /// The piece standing there.
+        role: Role,
+    },
+    /// A pawn reaching the last rank without saying what it becomes.
     #[error("a pawn reaching {to} must promote: add q, r, b or n (for example {from}{to}q)")]
-    PromotionRequired { from: Square, to: Square },
+    PromotionRequired {
+        /// The pawn's square.
+        from: Square,
+        /// The last-rank square.
+        to: Square,
+    },
+    /// A promotion piece given for a move that is not a pawn reaching the last rank.
     #[error("only a pawn reaching the last rank can promote")]
     NotAPromotion,
+    /// A promotion to a pawn or a king.
     #[error("a pawn cannot promote to a {role}")]
-    BadPromotion { role: Role },
+    BadPromotion {
+        /// The role asked for.
+        role: Role,
+    },
+    /// The move would leave (or put) the mover's king in check: a pin, or no answer to a
+    /// check.
     #[error("it would leave your king on {king} in check from {attacker}")]
-    LeavesKingInCheck { king: Square, attacker: PlacedPiece },
+    LeavesKingInCheck {
+        /// The king's square after the move.
+        king: Square,
+        /// A piece that would then give check.
+        attacker: PlacedPiece,
+    },
+    /// SAN named a piece kind none of which can reach the square.
     #[error("no {role} can move to {to}")]
-    NoPieceReaches { role: Role, to: Square },
+    NoPieceReaches {
+        /// The piece kind named.
+        role: Role,
+        /// The target square.
+        to: Square,
+    },
+    /// Castling on a side whose right is gone.
     #[error("{color} has no {} castling right", side.name())]
-    NoCastlingRight { color: Color, side: CastleSide },
+    NoCastlingRight {
+        /// The side to move.
+        color: Color,
+        /// The side castled towards.
+        side: CastleSide,
+    },
+    /// Castling with a piece between king and rook or on their targets.
     #[error("castling {}: {square} is occupied by {occupant}", side.name())]
     CastlingBlocked {
+        /// The side castled towards.
         side: CastleSide,
+        /// The first square in the way.
         square: Square,
+        /// The piece standing there.
         occupant: PlacedPiece,
     },
+    /// Castling while in check.
     #[error("cannot castle out of check: {attacker} attacks the king")]
-    CastlingOutOfCheck { attacker: PlacedPiece },
+    CastlingOutOfCheck {
+        /// A piece giving check.
+        attacker: PlacedPiece,
+    },
+    /// Castling across a square the opponent attacks.
     #[error("castling through {square}, which {attacker} attacks")]
     CastlingThroughCheck {
+        /// The attacked square the king would cross.
         square: Square,
+        /// A piece attacking it.
         attacker: PlacedPiece,
     },
+    /// Castling onto a square the opponent attacks.
     #[error("castling into check on {square}, which {attacker} attacks")]
     CastlingIntoCheck {
+        /// The king's target square.
         square: Square,
+        /// A piece attacking it.
         attacker: PlacedPiece,
     },
+    /// The game has ended: no move is legal any more.
     #[error("the game is over")]
     GameOver,
 }

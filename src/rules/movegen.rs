@@ -396,10 +396,12 @@ impl Position {
         list
     }
 
+    /// Whether the side to move is checkmated.
     pub fn is_checkmate(&self) -> bool {
         self.is_check() && !self.has_legal_move()
     }
 
+    /// Whether the side to move is stalemated.
     pub fn is_stalemate(&self) -> bool {
         !self.is_check() && !self.has_legal_move()
     }

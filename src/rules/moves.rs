@@ -19,13 +19,18 @@ pub enum MoveKind {
     /// Castling: `from` is the king's square and `to` the castling rook's square, which
     /// serves standard chess and Chess960 alike.
     Castle,
+    /// A pawn reaching the last rank and becoming a knight (with or without capture).
     PromoteKnight,
+    /// ... becoming a bishop.
     PromoteBishop,
+    /// ... becoming a rook.
     PromoteRook,
+    /// ... becoming a queen.
     PromoteQueen,
 }
 
 impl MoveKind {
+    /// The promotion kind to `role` (a queen for anything a pawn cannot become).
     #[inline(always)]
     pub const fn promotion(role: Role) -> MoveKind {
         match role {
@@ -41,13 +46,18 @@ impl MoveKind {
 /// in the position it came from; `role` is the moving piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Move {
+    /// Where the piece stands (the king, for castling).
     pub from: Square,
+    /// Where it goes (the castling rook's square, for castling).
     pub to: Square,
+    /// The moving piece.
     pub role: Role,
+    /// What else the move does.
     pub kind: MoveKind,
 }
 
 impl Move {
+    /// A move of `role` from `from` to `to`; legal only if a position says so.
     #[inline(always)]
     pub const fn new(role: Role, from: Square, to: Square, kind: MoveKind) -> Move {
         Move {
@@ -70,11 +80,13 @@ impl Move {
         }
     }
 
+    /// Whether the move castles.
     #[inline(always)]
     pub const fn is_castle(self) -> bool {
         matches!(self.kind, MoveKind::Castle)
     }
 
+    /// Whether the move captures en passant.
     #[inline(always)]
     pub const fn is_en_passant(self) -> bool {
         matches!(self.kind, MoveKind::EnPassant)
@@ -142,6 +154,7 @@ pub struct MoveList {
 }
 
 impl MoveList {
+    /// An empty list.
     #[inline(always)]
     pub fn new() -> MoveList {
         MoveList {
@@ -150,6 +163,7 @@ impl MoveList {
         }
     }
 
+    /// Appends a move; the capacity is that of the most moves a legal position has.
     #[inline(always)]
     pub fn push(&mut self, m: Move) {
         // A legal position never exceeds MAX_MOVES; the bound check keeps a bug from
@@ -158,16 +172,19 @@ impl MoveList {
         self.len += 1;
     }
 
+    /// How many moves the list holds.
     #[inline(always)]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the list holds no move.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The moves, in order.
     #[inline(always)]
     pub fn as_slice(&self) -> &[Move] {
         // SAFETY: the first `len` entries were written by `push` (or moved within that
@@ -181,10 +198,12 @@ impl MoveList {
         unsafe { std::slice::from_raw_parts_mut(self.moves.as_mut_ptr().cast::<Move>(), self.len) }
     }
 
+    /// Whether `m` is in the list.
     pub fn contains(&self, m: &Move) -> bool {
         self.as_slice().contains(m)
     }
 
+    /// Keeps only the moves `keep` accepts, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(&Move) -> bool) {
         let slice = self.as_mut_slice();
         let mut j = 0;
@@ -197,6 +216,7 @@ impl MoveList {
         self.len = j;
     }
 
+    /// Sorts by (from, to, role, kind): the derived order of [`Move`].
     pub fn sort(&mut self) {
         self.as_mut_slice().sort_unstable();
     }

@@ -22,6 +22,7 @@ pub type Divide = Vec<(Move, u64)>;
 /// The result of a perft run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PerftResult {
+    /// The number of move sequences (leaf nodes).
     pub nodes: u64,
     /// Filled only when divide was asked for.
     pub divide: Divide,

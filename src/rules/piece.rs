@@ -7,6 +7,7 @@ use super::square::Color;
 /// What a piece is, regardless of colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
+#[allow(missing_docs)] // the variants are the six kinds of piece
 pub enum Role {
     Pawn = 0,
     Knight,
@@ -17,6 +18,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// Every role, pawn first (the order of [`Role::index`]).
     pub const ALL: [Role; 6] = [
         Role::Pawn,
         Role::Knight,
@@ -28,6 +30,7 @@ impl Role {
     /// What a pawn may promote to, strongest first.
     pub const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
+    /// 0 for a pawn to 5 for a king: an index into per-role arrays.
     #[inline(always)]
     pub const fn index(self) -> usize {
         self as usize
@@ -85,7 +88,9 @@ impl fmt::Display for Role {
 /// A piece of one colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Piece {
+    /// Whose piece it is.
     pub color: Color,
+    /// What kind of piece it is.
     pub role: Role,
 }
 
@@ -98,6 +103,7 @@ impl Piece {
         }
     }
 
+    /// The piece of a FEN letter (`P`, `n`, ...); `None` for anything else.
     pub const fn from_fen_char(c: char) -> Option<Piece> {
         let color = if c.is_ascii_uppercase() {
             Color::White

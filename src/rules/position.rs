@@ -70,11 +70,13 @@ impl Position {
 
     // ---- accessors -------------------------------------------------------------------
 
+    /// The side to move.
     #[inline(always)]
     pub fn turn(&self) -> Color {
         self.turn
     }
 
+    /// The variant whose castling and notation rules apply.
     #[inline(always)]
     pub fn variant(&self) -> Variant {
         self.variant
@@ -110,21 +112,25 @@ impl Position {
         self.castling
     }
 
+    /// The squares of `color`'s pieces.
     #[inline(always)]
     pub fn by_color(&self, color: Color) -> Bitboard {
         self.by_color[color.index()]
     }
 
+    /// The squares of every piece of `role`, both colours.
     #[inline(always)]
     pub fn by_role(&self, role: Role) -> Bitboard {
         self.by_role[role.index()]
     }
 
+    /// The squares of `color`'s pieces of `role`.
     #[inline(always)]
     pub fn pieces(&self, color: Color, role: Role) -> Bitboard {
         self.by_color[color.index()] & self.by_role[role.index()]
     }
 
+    /// Every occupied square.
     #[inline(always)]
     pub fn occupied(&self) -> Bitboard {
         self.by_color[0] | self.by_color[1]
@@ -136,6 +142,7 @@ impl Position {
         self.pieces(color, Role::King).first_unchecked()
     }
 
+    /// What kind of piece stands on `sq`, if any.
     #[inline(always)]
     pub fn role_at(&self, sq: Square) -> Option<Role> {
         if !self.occupied().contains(sq) {
@@ -163,6 +170,7 @@ impl Position {
         }
     }
 
+    /// The piece on `sq`, if any.
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         let role = self.role_at(sq)?;
         let color = if self.by_color[0].contains(sq) {
@@ -235,6 +243,7 @@ impl Position {
         self.attackers(self.king(self.turn), !self.turn)
     }
 
+    /// Whether the side to move is in check.
     pub fn is_check(&self) -> bool {
         self.checkers().any()
     }

@@ -14,15 +14,30 @@ pub const MAX_SAN_LEN: usize = 16;
 /// Why a SAN string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SanError {
+    /// Not SAN.
     #[error("'{text}' is not SAN: {why}")]
-    Syntax { text: String, why: &'static str },
+    Syntax {
+        /// The text as given (at most 24 characters of it).
+        text: String,
+        /// What is wrong with its form.
+        why: &'static str,
+    },
+    /// More than one legal move fits.
     #[error("ambiguous move {text}: it could be {}", candidates.join(" or "))]
     Ambiguous {
+        /// The text as given.
         text: String,
+        /// Every legal move that fits, in SAN.
         candidates: Vec<String>,
     },
+    /// Well-formed, but no legal move fits.
     #[error("illegal move {text}: {reason}")]
-    Illegal { text: String, reason: IllegalMove },
+    Illegal {
+        /// The text as given.
+        text: String,
+        /// Why the move is not legal.
+        reason: IllegalMove,
+    },
 }
 
 /// SAN as written, before it is matched against a position.
@@ -323,12 +338,19 @@ impl Position {
 /// Why move text (UCI or SAN) was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MoveTextError {
+    /// No text.
     #[error("the move is empty")]
     Empty,
+    /// Longer than any move is written.
     #[error("the move text is {len} bytes; at most {MAX_SAN_LEN} are accepted")]
-    TooLong { len: usize },
+    TooLong {
+        /// The text's length in bytes.
+        len: usize,
+    },
+    /// Looked like UCI and was refused as UCI.
     #[error(transparent)]
     Uci(#[from] super::uci::UciError),
+    /// Read as SAN and refused.
     #[error(transparent)]
     San(#[from] SanError),
 }

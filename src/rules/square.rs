@@ -7,13 +7,17 @@ use std::ops::Not;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Color {
+    /// White, who moves first.
     White = 0,
+    /// Black.
     Black = 1,
 }
 
 impl Color {
+    /// Both colours, White first.
     pub const ALL: [Color; 2] = [Color::White, Color::Black];
 
+    /// 0 for White, 1 for Black: an index into per-colour arrays.
     #[inline(always)]
     pub const fn index(self) -> usize {
         self as usize
@@ -74,6 +78,7 @@ impl fmt::Display for Color {
 /// A file, `a` to `h`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
+#[allow(missing_docs)] // the variants are the files a to h
 pub enum File {
     A = 0,
     B,
@@ -86,6 +91,7 @@ pub enum File {
 }
 
 impl File {
+    /// Every file, a first.
     pub const ALL: [File; 8] = [
         File::A,
         File::B,
@@ -97,11 +103,13 @@ impl File {
         File::H,
     ];
 
+    /// 0 for the a-file to 7 for the h-file.
     #[inline(always)]
     pub const fn index(self) -> usize {
         self as usize
     }
 
+    /// The file with this index; `None` from 8 on.
     pub const fn from_index(i: usize) -> Option<File> {
         if i < 8 { Some(File::ALL[i]) } else { None }
     }
@@ -114,10 +122,12 @@ impl File {
         }
     }
 
+    /// `a` to `h`.
     pub const fn char(self) -> char {
         (b'a' + self as u8) as char
     }
 
+    /// `A` to `H`, as Chess960 castling rights in FEN name a rook's file.
     pub const fn upper_char(self) -> char {
         (b'A' + self as u8) as char
     }
@@ -126,6 +136,7 @@ impl File {
 /// A rank, 1 to 8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
+#[allow(missing_docs)] // the variants are the ranks 1 to 8, in words
 pub enum Rank {
     First = 0,
     Second,
@@ -138,6 +149,7 @@ pub enum Rank {
 }
 
 impl Rank {
+    /// Every rank, the first first.
     pub const ALL: [Rank; 8] = [
         Rank::First,
         Rank::Second,
@@ -149,15 +161,18 @@ impl Rank {
         Rank::Eighth,
     ];
 
+    /// 0 for the first rank to 7 for the eighth.
     #[inline(always)]
     pub const fn index(self) -> usize {
         self as usize
     }
 
+    /// The rank with this index; `None` from 8 on.
     pub const fn from_index(i: usize) -> Option<Rank> {
         if i < 8 { Some(Rank::ALL[i]) } else { None }
     }
 
+    /// The rank of `1` to `8`; `None` for anything else.
     pub const fn from_char(c: char) -> Option<Rank> {
         match c {
             '1'..='8' => Some(Rank::ALL[c as usize - '1' as usize]),
@@ -165,6 +180,7 @@ impl Rank {
         }
     }
 
+    /// `1` to `8`.
     pub const fn char(self) -> char {
         (b'1' + self as u8) as char
     }
@@ -174,6 +190,7 @@ impl Rank {
 #[rustfmt::skip]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
+#[allow(missing_docs)] // the variants are the 64 squares, named as on the board
 pub enum Square {
     A1 = 0, B1, C1, D1, E1, F1, G1, H1,
     A2, B2, C2, D2, E2, F2, G2, H2,
@@ -205,6 +222,7 @@ impl Square {
         unsafe { std::mem::transmute::<u8, Square>(index & 63) }
     }
 
+    /// The square with this index (a1 = 0, b1 = 1, ..., h8 = 63); `None` from 64 on.
     pub const fn from_index(index: usize) -> Option<Square> {
         if index < 64 {
             Some(Square::new(index as u8))
@@ -213,21 +231,25 @@ impl Square {
         }
     }
 
+    /// The square on `file` and `rank`.
     #[inline(always)]
     pub const fn from_coords(file: File, rank: Rank) -> Square {
         Square::new(rank as u8 * 8 + file as u8)
     }
 
+    /// 0 for a1 to 63 for h8, rank by rank.
     #[inline(always)]
     pub const fn index(self) -> usize {
         self as usize
     }
 
+    /// The square's file.
     #[inline(always)]
     pub const fn file(self) -> File {
         File::ALL[(self as usize) & 7]
     }
 
+    /// The square's rank.
     #[inline(always)]
     pub const fn rank(self) -> Rank {
         Rank::ALL[(self as usize) >> 3]

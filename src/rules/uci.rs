@@ -11,17 +11,32 @@ use super::square::Square;
 /// Why a UCI string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UciError {
+    /// Not two squares and an optional promotion letter.
     #[error("'{text}' is not a UCI move: {why}")]
-    Syntax { text: String, why: &'static str },
+    Syntax {
+        /// The text as given.
+        text: String,
+        /// What is wrong with its form.
+        why: &'static str,
+    },
+    /// Well-formed, but not a legal move here.
     #[error("illegal move {text}: {reason}")]
-    Illegal { text: String, reason: IllegalMove },
+    Illegal {
+        /// The text as given.
+        text: String,
+        /// Why the move is not legal.
+        reason: IllegalMove,
+    },
 }
 
 /// A UCI move as written, before it is matched against a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UciText {
+    /// The first square.
     pub from: Square,
+    /// The second square (for castling, the king's target or the rook's square).
     pub to: Square,
+    /// The promotion letter's piece, if any.
     pub promotion: Option<Role>,
 }
 

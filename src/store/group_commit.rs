@@ -14,6 +14,7 @@
 //! A failed sync is sticky: after an fsync error the kernel may have dropped the dirty
 //! pages, and a later fsync can succeed without them. Every later ticket then fails with
 //! [`StoreError::Io`] and the service must be restarted (sled then recovers from its log).
+#![warn(missing_docs)]
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::thread::JoinHandle;
@@ -155,6 +156,7 @@ impl GroupCommit {
         Ok(())
     }
 
+    /// The counters so far.
     pub fn stats(&self) -> GroupCommitStats {
         self.shared.lock().stats
     }

@@ -5,6 +5,7 @@
 //! Opening reads no game: sled recovers its log and the store checks one layout marker,
 //! so start-up time does not grow with the number of games. Games are read and replayed
 //! only by [`GameStore::load`].
+#![warn(missing_docs)]
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -40,6 +41,7 @@ pub enum Durability {
 }
 
 impl Durability {
+    /// `fsync`, `flush` or `none`, as the flag spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Durability::Fsync => "fsync",
@@ -60,7 +62,10 @@ impl std::fmt::Display for Durability {
 #[error(
     "unknown durability level '{0}': use fsync (the default: survives power loss), flush (survives a process crash) or none"
 )]
-pub struct UnknownDurability(pub String);
+pub struct UnknownDurability(
+    /// The level as given.
+    pub String,
+);
 
 impl FromStr for Durability {
     type Err = UnknownDurability;
@@ -79,6 +84,7 @@ impl FromStr for Durability {
 pub struct SledConfig {
     /// The data directory (created if missing).
     pub path: PathBuf,
+    /// When a write counts as durable.
     pub durability: Durability,
     /// sled's page cache, bytes.
     pub sled_cache_bytes: u64,
@@ -95,6 +101,7 @@ pub struct SledConfig {
 }
 
 impl SledConfig {
+    /// The defaults for a store in `path`.
     pub fn new(path: impl Into<PathBuf>) -> SledConfig {
         SledConfig {
             path: path.into(),
@@ -106,6 +113,7 @@ impl SledConfig {
         }
     }
 
+    /// With another durability level.
     pub fn durability(mut self, durability: Durability) -> SledConfig {
         self.durability = durability;
         self
@@ -308,10 +316,12 @@ impl SledStore {
         })
     }
 
+    /// The durability level the store runs at.
     pub fn durability(&self) -> Durability {
         self.durability
     }
 
+    /// The group commit's counters so far (syncs, writes per sync).
     pub fn commit_stats(&self) -> GroupCommitStats {
         self.commit.stats()
     }

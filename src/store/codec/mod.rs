@@ -22,6 +22,7 @@
 //!
 //! [`legal_moves_sorted`]: crate::rules::Position::legal_moves_sorted
 //! [`Match::apply`]: crate::lifecycle::Match::apply
+#![warn(missing_docs)]
 
 mod bits;
 mod log;
@@ -47,68 +48,162 @@ pub const MAX_RECORD_LEN: usize = 64 * 1024;
 /// bytes cannot be trusted: the store answers DATA_LOSS for that game.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
+    /// Too short for a version byte and a checksum.
     #[error("record is {len} bytes, too short to hold a version byte and a checksum")]
-    TooShort { len: usize },
+    TooShort {
+        /// The record's length.
+        len: usize,
+    },
+    /// The checksum does not match: damaged bytes, or a record of another id.
     #[error(
         "checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the record's bytes were damaged or belong to another game id"
     )]
-    Checksum { stored: u32, computed: u32 },
+    Checksum {
+        /// The checksum in the record.
+        stored: u32,
+        /// The checksum of its bytes under the id.
+        computed: u32,
+    },
+    /// Written by a newer build, in a format this one does not read.
     #[error(
         "record format version {found} is newer than this build reads (up to {FORMAT_VERSION}): run a newer build of the service"
     )]
-    NewerVersion { found: u8 },
+    NewerVersion {
+        /// The record's format version.
+        found: u8,
+    },
+    /// Format version 0, which no build writes.
     #[error("record format version 0 does not exist")]
     ZeroVersion,
+    /// A section's tag and length do not fit the record.
     #[error("section framing is broken at byte {offset}: {what}")]
-    Framing { offset: usize, what: &'static str },
+    Framing {
+        /// Where the broken section starts.
+        offset: usize,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// A required section this build does not know.
     #[error(
         "required section {tag:#04x} is not known to this build (format {FORMAT_VERSION}): run a newer build of the service"
     )]
-    UnknownRequiredSection { tag: u8 },
+    UnknownRequiredSection {
+        /// The section's tag.
+        tag: u8,
+    },
+    /// Sections not in increasing tag order.
     #[error("section {tag:#04x} appears out of order or twice")]
-    SectionOrder { tag: u8 },
+    SectionOrder {
+        /// The tag out of order.
+        tag: u8,
+    },
+    /// A required section is missing.
     #[error("required section {name} is missing")]
-    MissingSection { name: &'static str },
+    MissingSection {
+        /// The missing section.
+        name: &'static str,
+    },
+    /// The GAME section does not decode.
     #[error("the game section is malformed: {what}")]
-    BadGameSection { what: String },
+    BadGameSection {
+        /// What is wrong.
+        what: String,
+    },
+    /// The MOVES section does not decode.
     #[error("the moves section is malformed: {what}")]
-    BadMovesSection { what: String },
+    BadMovesSection {
+        /// What is wrong.
+        what: String,
+    },
+    /// A move of the MOVES section does not replay through the rules.
     #[error("replay failed at ply {ply}: {what}")]
-    Replay { ply: usize, what: String },
+    Replay {
+        /// The ply of the move.
+        ply: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The LOG section does not decode.
     #[error("the log section is malformed: {what}")]
-    BadLogSection { what: String },
+    BadLogSection {
+        /// What is wrong.
+        what: String,
+    },
+    /// The CLOCK section does not decode.
     #[error("the clock section is malformed: {what}")]
-    BadClockSection { what: String },
+    BadClockSection {
+        /// What is wrong.
+        what: String,
+    },
+    /// An event of the LOG section does not replay through the lifecycle.
     #[error("replay of the log failed at {0}")]
     LogReplay(ReplayError),
+    /// An event kind this build does not know.
     #[error(
         "event {version} has kind {kind}, which this build does not know: run a newer build of the service"
     )]
-    UnknownEventKind { version: u64, kind: u32 },
+    UnknownEventKind {
+        /// The event's version.
+        version: u64,
+        /// Its kind code.
+        kind: u32,
+    },
+    /// A clock mode this build does not know.
     #[error("clock mode {mode} is not known to this build: run a newer build of the service")]
-    UnknownClockMode { mode: u8 },
+    UnknownClockMode {
+        /// The mode code.
+        mode: u8,
+    },
+    /// Encoding: the clock did not start at the creation time of the metadata.
     #[error(
         "cannot encode: the game's clock started at {clock} ms, but its metadata says it was created at {created} ms"
     )]
-    CreatedMismatch { clock: u64, created: u64 },
+    CreatedMismatch {
+        /// When the clock started (ms since the epoch).
+        clock: u64,
+        /// The metadata's creation time.
+        created: u64,
+    },
+    /// Encoding: an event the log cannot hold.
     #[error("cannot encode: event {version} ({what}) does not fit the log: {why}")]
     BadEvent {
+        /// The event's version.
         version: u64,
+        /// What kind of event it is.
         what: &'static str,
+        /// Why it does not fit.
         why: String,
     },
+    /// Encoding: the game does not start where its metadata says.
     #[error(
         "cannot encode: the game's start position is not the one its metadata names ({start:?})"
     )]
-    StartMismatch { start: Start },
+    StartMismatch {
+        /// The start the metadata names.
+        start: Start,
+    },
+    /// Encoding: the metadata names a start that does not exist.
     #[error("cannot encode: the metadata's start is invalid: {what}")]
-    BadStart { what: String },
+    BadStart {
+        /// What is wrong with it.
+        what: String,
+    },
+    /// Encoding: a move that is not legal where it stands.
     #[error("cannot encode: move {ply} ({mv}) is not legal in the position before it")]
-    NotLegal { ply: usize, mv: String },
+    NotLegal {
+        /// The ply of the move.
+        ply: usize,
+        /// The move.
+        mv: String,
+    },
+    /// Encoding: the record would exceed [`MAX_RECORD_LEN`].
     #[error(
         "cannot encode: the record would be {len} bytes, above the {MAX_RECORD_LEN}-byte limit"
     )]
-    TooLarge { len: usize },
+    TooLarge {
+        /// The record's length.
+        len: usize,
+    },
 }
 
 #[cfg(feature = "testing")]
