@@ -368,7 +368,11 @@ pod = sts["spec"]["template"]["spec"]
 psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
 sc = {**psc, **csc}
 out = []
+assert sc.get("runAsNonRoot") and sc["runAsUser"] != 0
 out += ["--user", f'{sc["runAsUser"]}:{sc["runAsGroup"]}']
+# fsGroup: Kubernetes adds it to the process's groups (and gives it the volume).
+if "fsGroup" in psc:
+    out += ["--group-add", str(psc["fsGroup"])]
 if sc.get("readOnlyRootFilesystem"):
     out.append("--read-only")
 for cap in sc.get("capabilities", {}).get("drop", []):
@@ -501,7 +505,7 @@ run_checks() {
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     mapfile -t POD_OPTS < <(pod_options)
     [[ ${#POD_OPTS[@]} -gt 4 && ${POD_OPTS[-1]} == "#grace="* ]] ||
-        die "could not read the pod's options from deploy/k8s/base"
+        die "could not read the pod's options from deploy/k8s/base (PyYAML: the tools stage puts it in .ci/venv)"
     GRACE=${POD_OPTS[-1]#\#grace=}
     unset 'POD_OPTS[-1]'
     # The grace must cover --shutdown-grace-secs (the server's default 10 s: the ConfigMap does
