@@ -608,7 +608,7 @@ full_build() {
         return 0
     fi
     log "the full two-stage build: $RUST_IMAGE is here (legacy builder, --network host for crates.io)"
-    DOCKER_BUILDKIT=0 "$DOCKER" build --network host -f "$ROOT/deploy/Dockerfile" \
+    DOCKER_BUILDKIT=0 "$DOCKER" build --force-rm --network host -f "$ROOT/deploy/Dockerfile" \
         --build-arg RUST_IMAGE="$RUST_IMAGE" --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
         -t "$FULL_IMAGE" "$ROOT" >"$LOGS/build-full.log" 2>&1 || {
         tail -30 "$LOGS/build-full.log"
