@@ -152,7 +152,7 @@ pub enum ServiceError {
         method: &'static str,
     },
     #[error(
-        "game '{id}' ended by {status}: with the role {role} that ending is final (an undo reopens it only with the role admin)"
+        "game '{id}' is over ({status}); with the role {role} that ending is final: only the role admin may undo it"
     )]
     EndingIsFinal {
         id: String,
