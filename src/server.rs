@@ -180,12 +180,14 @@ pub async fn serve(
         None => None,
     };
     let health_listener = match &config.security.health_listen {
-        Some(addr) => Some(TcpListener::bind(addr).await.map_err(|source| {
-            ServerError::Bind {
-                addr: addr.clone(),
-                source,
-            }
-        })?),
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?,
+        ),
         None => None,
     };
     let (health, health_service) = tonic_health::server::health_reporter();

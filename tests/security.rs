@@ -22,9 +22,9 @@ use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-use tonic_health::pb::HealthCheckRequest;
 use tonic_types::StatusExt;
 
 const READER: &str = "reader-token-1";
@@ -36,7 +36,10 @@ const ADMIN: &str = "admin-token-1";
 struct Bearer(Option<String>);
 
 impl Interceptor for Bearer {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
         if let Some(token) = &self.0 {
             let value: MetadataValue<_> = format!("Bearer {token}")
                 .parse()
@@ -64,7 +67,10 @@ fn sha256_hex(token: &str) -> String {
 fn token_file(entries: &[(&str, &str, &str)]) -> String {
     let mut text = String::from("# NAME ROLE SHA256HEX\n");
     for (name, role, token) in entries {
-        text.push_str(&format!("{name} {role} {}  # {name}'s token\n", sha256_hex(token)));
+        text.push_str(&format!(
+            "{name} {role} {}  # {name}'s token\n",
+            sha256_hex(token)
+        ));
     }
     text
 }
@@ -134,7 +140,9 @@ async fn tokens_roles_and_the_open_services() {
 
     // Health and reflection answer without a token.
     assert_eq!(
-        health_status(channel.clone(), "chess.v1.ChessService").await.expect("health"),
+        health_status(channel.clone(), "chess.v1.ChessService")
+            .await
+            .expect("health"),
         ServingStatus::Serving
     );
     let mut reflection =
@@ -155,7 +163,10 @@ async fn tokens_roles_and_the_open_services() {
         .expect("reflection answers without a token")
         .into_inner();
     let listed = answers.message().await.expect("a reflection answer");
-    assert!(format!("{listed:?}").contains("chess.v1.ChessService"), "{listed:?}");
+    assert!(
+        format!("{listed:?}").contains("chess.v1.ChessService"),
+        "{listed:?}"
+    );
 
     // No token, a malformed header, an unknown token.
     let status = expect_error(
@@ -163,21 +174,35 @@ async fn tokens_roles_and_the_open_services() {
         Code::Unauthenticated,
         "TOKEN_MISSING",
     );
-    assert!(status.message().contains("authorization: Bearer"), "{status:?}");
-    let mut basic = ChessServiceClient::with_interceptor(channel.clone(), |mut r: tonic::Request<()>| {
-        r.metadata_mut()
-            .insert("authorization", MetadataValue::from_static("Basic dXNlcjpwdw=="));
-        Ok::<_, tonic::Status>(r)
-    });
-    expect_error(basic.get_game(get("g")).await, Code::Unauthenticated, "TOKEN_MISSING");
+    assert!(
+        status.message().contains("authorization: Bearer"),
+        "{status:?}"
+    );
+    let mut basic =
+        ChessServiceClient::with_interceptor(channel.clone(), |mut r: tonic::Request<()>| {
+            r.metadata_mut().insert(
+                "authorization",
+                MetadataValue::from_static("Basic dXNlcjpwdw=="),
+            );
+            Ok::<_, tonic::Status>(r)
+        });
     expect_error(
-        client(&channel, Some("not-a-token")).get_game(get("g")).await,
+        basic.get_game(get("g")).await,
+        Code::Unauthenticated,
+        "TOKEN_MISSING",
+    );
+    expect_error(
+        client(&channel, Some("not-a-token"))
+            .get_game(get("g"))
+            .await,
         Code::Unauthenticated,
         "TOKEN_UNKNOWN",
     );
     // A hash is not a token.
     expect_error(
-        client(&channel, Some(&sha256_hex(PLAYER))).get_game(get("g")).await,
+        client(&channel, Some(&sha256_hex(PLAYER)))
+            .get_game(get("g"))
+            .await,
         Code::Unauthenticated,
         "TOKEN_UNKNOWN",
     );
@@ -191,12 +216,21 @@ async fn tokens_roles_and_the_open_services() {
     );
     let info = error_info(&status);
     assert_eq!(info.metadata.get("role").map(String::as_str), Some("read"));
-    assert_eq!(info.metadata.get("needed").map(String::as_str), Some("play"));
+    assert_eq!(
+        info.metadata.get("needed").map(String::as_str),
+        Some("play")
+    );
 
     // play: creates and plays; read then sees it.
     let mut player = client(&channel, Some(PLAYER));
-    player.new_game(named("roles")).await.expect("play may create");
-    player.play(play_req("roles", "e4")).await.expect("play may move");
+    player
+        .new_game(named("roles"))
+        .await
+        .expect("play may create");
+    player
+        .play(play_req("roles", "e4"))
+        .await
+        .expect("play may move");
     let game = reader
         .get_game(get("roles"))
         .await
@@ -241,7 +275,11 @@ async fn tokens_roles_and_the_open_services() {
         assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
         assert_eq!(error_info(&status).reason, "ROLE_FORBIDS");
     }
-    let unchanged = reader.get_game(get("roles")).await.expect("read").into_inner();
+    let unchanged = reader
+        .get_game(get("roles"))
+        .await
+        .expect("read")
+        .into_inner();
     assert_eq!(unchanged.game.expect("a game").ply, 1);
 
     // Every call's span names its caller (a refusal is logged at INFO with its span).
@@ -254,7 +292,10 @@ async fn tokens_roles_and_the_open_services() {
         .wait_for_log("GAME_NOT_FOUND", Duration::from_secs(5))
         .expect("the refused call is logged");
     assert!(line.contains("caller=matchmaker"), "{line}");
-    assert!(!server.log().iter().any(|l| l.contains(PLAYER)), "a token reached the log");
+    assert!(
+        !server.log().iter().any(|l| l.contains(PLAYER)),
+        "a token reached the log"
+    );
 }
 
 #[tokio::test]
@@ -272,8 +313,11 @@ async fn sighup_reloads_the_token_file_and_a_bad_file_keeps_the_old_one() {
         .expect("the first file's token works");
 
     // The matchmaker's token is rotated: the old one must stop working.
-    std::fs::write(&tokens, token_file(&[("matchmaker", "play", "player-token-2")]))
-        .expect("new token file");
+    std::fs::write(
+        &tokens,
+        token_file(&[("matchmaker", "play", "player-token-2")]),
+    )
+    .expect("new token file");
     server.signal("HUP");
     server
         .wait_for_log("token file reloaded", Duration::from_secs(10))
@@ -314,7 +358,10 @@ async fn without_tokens_the_server_is_open_and_warns() {
     let channel = server.channel().await;
     let mut anyone = client(&channel, None);
     anyone.new_game(named("open")).await.expect("open server");
-    anyone.play(play_req("open", "e4")).await.expect("open server");
+    anyone
+        .play(play_req("open", "e4"))
+        .await
+        .expect("open server");
     anyone
         .resign(pb::ResignRequest {
             game_id: "open".into(),
@@ -323,7 +370,10 @@ async fn without_tokens_the_server_is_open_and_warns() {
         .await
         .expect("resign");
     // Every caller may do everything, reopening a resignation included.
-    let game = anyone.undo(undo_req("open")).await.expect("open: may reopen");
+    let game = anyone
+        .undo(undo_req("open"))
+        .await
+        .expect("open: may reopen");
     assert_eq!(
         game.into_inner().game.expect("a game").status(),
         pb::GameStatus::InProgress
@@ -361,8 +411,14 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
         let info = error_info(&status);
         assert_eq!(info.reason, "ROLE_FORBIDS", "{status:?}");
         assert_eq!(info.metadata.get("role").map(String::as_str), Some("play"));
-        assert_eq!(info.metadata.get("needed").map(String::as_str), Some("admin"));
-        assert_eq!(info.metadata.get("status").map(String::as_str), Some(ending));
+        assert_eq!(
+            info.metadata.get("needed").map(String::as_str),
+            Some("admin")
+        );
+        assert_eq!(
+            info.metadata.get("status").map(String::as_str),
+            Some(ending)
+        );
     };
 
     // Resignation.
@@ -445,7 +501,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
     for mv in ["f3", "e5", "g4", "Qh4#"] {
         player.play(play_req("mated", mv)).await.expect(mv);
     }
-    let undone = player.undo(undo_req("mated")).await.expect("mate may be undone");
+    let undone = player
+        .undo(undo_req("mated"))
+        .await
+        .expect("mate may be undone");
     assert_eq!(
         undone.into_inner().game.expect("a game").status(),
         pb::GameStatus::InProgress
@@ -464,7 +523,9 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
     }
 
     // A stored history holding such undos replays as before the rule: restart, read back.
-    server.terminate(Duration::from_secs(20)).expect("clean stop");
+    server
+        .terminate(Duration::from_secs(20))
+        .expect("clean stop");
     let server = Server::start_with(&data, &args, &[]);
     let channel = server.channel().await;
     let reader = &mut client(&channel, Some(READER));
@@ -484,7 +545,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
         .into_inner()
         .game
         .expect("a game");
-    assert_eq!((claimed.status(), claimed.ply), (pb::GameStatus::InProgress, 7));
+    assert_eq!(
+        (claimed.status(), claimed.ply),
+        (pb::GameStatus::InProgress, 7)
+    );
 }
 
 // ----------------------------------------------------------------------------------- TLS
@@ -530,7 +594,9 @@ impl Ca {
             ExtendedKeyUsagePurpose::ClientAuth
         }];
         let key = KeyPair::generate().expect("leaf key");
-        let cert = params.signed_by(&key, &self.issuer).expect("leaf certificate");
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("leaf certificate");
         (cert.pem(), key.serialize_pem())
     }
 }
@@ -606,18 +672,25 @@ async fn tls_refuses_plaintext_and_reloads_its_certificate() {
     );
 
     // A client that trusts the CA plays over TLS, with its token.
-    let channel = tls_channel(&server, &ca.pem(), None).await.expect("TLS connects");
+    let channel = tls_channel(&server, &ca.pem(), None)
+        .await
+        .expect("TLS connects");
     client(&channel, Some(PLAYER))
         .new_game(named("tls"))
         .await
         .expect("NewGame over TLS");
 
     // Plaintext is refused on the TLS port.
-    let plain = Channel::from_shared(server.url()).expect("url").connect().await;
+    let plain = Channel::from_shared(server.url())
+        .expect("url")
+        .connect()
+        .await;
     match plain {
         Err(_) => {}
         Ok(channel) => {
-            let refused = health_status(channel, "").await.expect_err("plaintext refused");
+            let refused = health_status(channel, "")
+                .await
+                .expect_err("plaintext refused");
             assert_ne!(refused.code(), Code::Ok);
         }
     }
@@ -632,7 +705,9 @@ async fn tls_refuses_plaintext_and_reloads_its_certificate() {
         .await
         .expect("the health port speaks plaintext");
     assert_eq!(
-        health_status(health.clone(), "chess.v1.ChessService").await.expect("health"),
+        health_status(health.clone(), "chess.v1.ChessService")
+            .await
+            .expect("health"),
         ServingStatus::Serving
     );
     // ... and nothing else.
@@ -675,11 +750,15 @@ async fn mutual_tls_needs_a_client_certificate_from_the_client_ca() {
         &[
             (
                 "CHESS_TLS_CERT",
-                write_file(dir.path(), "tls.crt", &cert).to_str().expect("utf-8"),
+                write_file(dir.path(), "tls.crt", &cert)
+                    .to_str()
+                    .expect("utf-8"),
             ),
             (
                 "CHESS_TLS_KEY",
-                write_file(dir.path(), "tls.key", &key).to_str().expect("utf-8"),
+                write_file(dir.path(), "tls.key", &key)
+                    .to_str()
+                    .expect("utf-8"),
             ),
             (
                 "CHESS_TLS_CLIENT_CA",
@@ -721,7 +800,11 @@ fn grpcurl() -> Option<PathBuf> {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/venv"));
     let candidates = std::iter::once(venv.join("bin/grpcurl")).chain(
         std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join("grpcurl")).collect())
+            .map(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join("grpcurl"))
+                    .collect()
+            })
             .unwrap_or_else(Vec::<PathBuf>::new),
     );
     for candidate in candidates {
@@ -753,9 +836,13 @@ async fn grpcurl_speaks_tls_with_cacert_and_a_bearer_token() {
         &dir.path().join("data"),
         &[
             "--tls-cert",
-            write_file(dir.path(), "tls.crt", &cert).to_str().expect("utf-8"),
+            write_file(dir.path(), "tls.crt", &cert)
+                .to_str()
+                .expect("utf-8"),
             "--tls-key",
-            write_file(dir.path(), "tls.key", &key).to_str().expect("utf-8"),
+            write_file(dir.path(), "tls.key", &key)
+                .to_str()
+                .expect("utf-8"),
             "--auth-tokens",
             tokens.to_str().expect("utf-8"),
         ],
@@ -790,8 +877,16 @@ async fn grpcurl_speaks_tls_with_cacert_and_a_bearer_token() {
         "chess.v1.ChessService/NewGame",
     ]);
     assert!(ok && out.contains("\"gameId\": \"via-grpcurl\""), "{out}");
-    let (ok, out) = run(&["-d", r#"{"game_id": "via-grpcurl"}"#, &target, "chess.v1.ChessService/GetGame"]);
-    assert!(!ok && out.contains("Unauthenticated") && out.contains("TOKEN_MISSING"), "{out}");
+    let (ok, out) = run(&[
+        "-d",
+        r#"{"game_id": "via-grpcurl"}"#,
+        &target,
+        "chess.v1.ChessService/GetGame",
+    ]);
+    assert!(
+        !ok && out.contains("Unauthenticated") && out.contains("TOKEN_MISSING"),
+        "{out}"
+    );
     // -plaintext against the TLS port fails.
     let out = std::process::Command::new(&grpcurl)
         .args(["-plaintext", "-max-time", "5", &target, "list"])
@@ -842,7 +937,10 @@ async fn quotas_answer_rate_limited_with_retry_info() {
         "{retry:?}"
     );
     assert_eq!(
-        error_info(&status).metadata.get("quota").map(String::as_str),
+        error_info(&status)
+            .metadata
+            .get("quota")
+            .map(String::as_str),
         Some("games per minute")
     );
     // Another caller has its own quota.
@@ -860,7 +958,10 @@ async fn quotas_answer_rate_limited_with_retry_info() {
             Err(status) => {
                 assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
                 assert_eq!(error_info(&status).reason, "RATE_LIMITED");
-                delay = status.get_error_details().retry_info().and_then(|r| r.retry_delay);
+                delay = status
+                    .get_error_details()
+                    .retry_info()
+                    .and_then(|r| r.retry_delay);
                 limited += 1;
             }
         }
@@ -870,7 +971,10 @@ async fn quotas_answer_rate_limited_with_retry_info() {
     assert!(delay <= Duration::from_millis(50), "{delay:?}");
     // After waiting as told, a call goes through.
     tokio::time::sleep(delay + Duration::from_millis(10)).await;
-    player.get_game(get("quota-0")).await.expect("after the wait");
+    player
+        .get_game(get("quota-0"))
+        .await
+        .expect("after the wait");
 }
 
 // ---------------------------------------------------------------------------- clean logs
@@ -909,7 +1013,10 @@ async fn client_text_reaches_the_log_escaped_and_bounded() {
     for line in server.log() {
         assert!(!line.starts_with("FORGED"), "a forged log line: {line}");
         assert!(!line.starts_with("id"), "a forged log line: {line}");
-        assert!(!line.contains('\u{1b}'), "an escape sequence reached the log: {line}");
+        assert!(
+            !line.contains('\u{1b}'),
+            "an escape sequence reached the log: {line}"
+        );
         assert!(line.len() < 2048, "a log line of {} bytes", line.len());
     }
 }

@@ -88,24 +88,41 @@ mod tests {
         );
         assert!(matches!(
             access("/chess.v1.ChessService/GetGame"),
-            Access::Needs { role: Role::Read, creates_game: false, .. }
+            Access::Needs {
+                role: Role::Read,
+                creates_game: false,
+                ..
+            }
         ));
         assert!(matches!(
             access("/chess.v1.ChessService/NewGame"),
-            Access::Needs { role: Role::Play, creates_game: true, .. }
+            Access::Needs {
+                role: Role::Play,
+                creates_game: true,
+                ..
+            }
         ));
         assert!(matches!(
             access("/chess.v1.ChessService/DeleteGame"),
-            Access::Needs { role: Role::Admin, .. }
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
         ));
         // Unknown methods and services fail closed.
         assert!(matches!(
             access("/chess.v1.ChessService/Frobnicate"),
-            Access::Needs { role: Role::Admin, .. }
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
         ));
         assert!(matches!(
             access("/grpc.health.v1.Healthy/Check"),
-            Access::Needs { role: Role::Admin, .. }
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
         ));
     }
 }

@@ -67,17 +67,16 @@ impl TokenTable {
                 )));
             };
             if name.len() > MAX_NAME_LEN
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@' | ':' | '/'))
+                || !name.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@' | ':' | '/')
+                })
             {
                 return Err(bad(format!(
                     "NAME must be 1-{MAX_NAME_LEN} characters of A-Z a-z 0-9 - _ . @ : /"
                 )));
             }
-            let role = Role::parse(role).ok_or_else(|| {
-                bad("ROLE must be read, play or admin (lower case)".to_string())
-            })?;
+            let role = Role::parse(role)
+                .ok_or_else(|| bad("ROLE must be read, play or admin (lower case)".to_string()))?;
             let hash = parse_sha256_hex(hex).ok_or_else(|| {
                 bad("SHA256HEX must be 64 lower-case hex digits, the SHA-256 of the token (printf %s TOKEN | sha256sum); the file holds hashes, never tokens".to_string())
             })?;
@@ -176,9 +175,15 @@ mod tests {
             ("a play\n", "3 fields"),
             (&*format!("a owner {READER_HASH}"), "ROLE"),
             ("a read 1234\n", "SHA256HEX"),
-            (&*format!("a read {}", READER_HASH.to_uppercase()), "SHA256HEX"),
+            (
+                &*format!("a read {}", READER_HASH.to_uppercase()),
+                "SHA256HEX",
+            ),
             (&*format!("a\u{7} read {READER_HASH}"), "NAME"),
-            (&*format!("a read {READER_HASH}\nb play {READER_HASH}"), "already"),
+            (
+                &*format!("a read {READER_HASH}\nb play {READER_HASH}"),
+                "already",
+            ),
         ] {
             let e = TokenTable::parse(text).expect_err(text).to_string();
             assert!(e.contains(needle), "{text:?}: {e}");

@@ -28,7 +28,12 @@ pub struct SecurityConfig {
     #[arg(long, env = "CHESS_TLS_KEY", value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// CA certificates (PEM) that client certificates must chain to: mutual TLS.
-    #[arg(long, env = "CHESS_TLS_CLIENT_CA", value_name = "PEM", requires = "tls_cert")]
+    #[arg(
+        long,
+        env = "CHESS_TLS_CLIENT_CA",
+        value_name = "PEM",
+        requires = "tls_cert"
+    )]
     pub tls_client_ca: Option<PathBuf>,
     /// A second address serving grpc.health.v1 alone, in plaintext and without a token
     /// (for Kubernetes gRPC probes, which cannot speak TLS).

@@ -100,7 +100,12 @@ pub struct ReloadingCert {
 
 impl ResolvesServerCert for ReloadingCert {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.current.read().unwrap_or_else(|p| p.into_inner()).clone())
+        Some(
+            self.current
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        )
     }
 }
 

@@ -37,11 +37,11 @@ use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::rules::{self, Position, Variant, chess960};
 use crate::store::{GameMeta, Start};
-use log_text::Clean;
 use convert::{
     color_from_pb, move_to_pb, parse_fen, ply_u32, required_color, time_control_from_pb,
     validate_game_id, validate_move_text, variant_from_pb,
 };
+use log_text::Clean;
 
 /// Messages a spectator's stream buffers between its forwarding task and the transport.
 /// Small: the per-game broadcast buffer is the one that bounds how far a spectator may
