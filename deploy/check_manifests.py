@@ -3,8 +3,9 @@
 
 kubernetes-validate proves every object is well-formed for a Kubernetes version. This proves the
 objects fit together and keep the properties deploy/README.md promises: one replica, native gRPC
-probes on a numeric port, the hardened securityContext, the env configuration, selectors that
-match, and so on.
+probes on the numeric plaintext health port, the hardened securityContext, the env configuration,
+the TLS and token Secrets mounted where the configuration points, a NetworkPolicy admitting only
+the gRPC, health and metrics ports, selectors that match, and so on.
 
     kubectl kustomize deploy/k8s/base | python3 deploy/check_manifests.py -
     kubectl kustomize deploy/k8s/overlays/example | python3 deploy/check_manifests.py --namespace chess -
@@ -22,6 +23,10 @@ import sys
 import yaml
 
 PORT = 50051
+HEALTH_PORT = 50052
+METRICS_PORT = 9090
+TLS_DIR = "/etc/chess/tls"
+TOKENS_DIR = "/etc/chess/tokens"
 UID = GID = 10001
 DATA_DIR = "/var/lib/chess"
 HEALTH_SERVICE = "chess.v1.ChessService"
@@ -34,6 +39,10 @@ ENV_KEYS = [
     "CHESS_PERFT_MAX_DEPTH",
     "CHESS_PERFT_MAX_CONCURRENT",
     "CHESS_CACHE_GAMES",
+    "CHESS_TLS_CERT",
+    "CHESS_TLS_KEY",
+    "CHESS_AUTH_TOKENS",
+    "CHESS_HEALTH_LISTEN",
 ]
 SELECTOR_LABELS = {"app.kubernetes.io/name": "chess-server", "app.kubernetes.io/instance": "chess-server"}
 RECOMMENDED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/part-of",
@@ -104,6 +113,8 @@ class Checker:
         ctr = containers[0]
         ports = ctr.get("ports") or []
         c(any(p.get("containerPort") == PORT and p.get("name") == "grpc" for p in ports), f"container port {PORT} named grpc is missing")
+        c(any(p.get("containerPort") == HEALTH_PORT and p.get("name") == "health" for p in ports),
+          f"container port {HEALTH_PORT} named health is missing")
 
         for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
             probe = ctr.get(kind)
@@ -113,7 +124,8 @@ class Checker:
             if not c(isinstance(grpc, dict), f"{kind} is not a native grpc probe"):
                 continue
             port = grpc.get("port")
-            c(type(port) is int and port == PORT, f"{kind}.grpc.port must be the number {PORT}, is {port!r}")
+            c(type(port) is int and port == HEALTH_PORT,
+              f"{kind}.grpc.port must be the number {HEALTH_PORT} (the plaintext health port; probes cannot speak TLS), is {port!r}")
             if kind == "readinessProbe":
                 c(grpc.get("service") == HEALTH_SERVICE, f"readinessProbe must check {HEALTH_SERVICE!r}, checks {grpc.get('service')!r}")
             else:
@@ -156,6 +168,17 @@ class Checker:
             c(data.get("CHESS_LOG_FORMAT") == "json", "CHESS_LOG_FORMAT must be json")
             for k in ("CHESS_PERFT_MAX_DEPTH", "CHESS_PERFT_MAX_CONCURRENT", "CHESS_CACHE_GAMES"):
                 c(str(data.get(k, "")).isdigit(), f"{k} must be a whole number, is {data.get(k)!r}")
+            c(str(data.get("CHESS_HEALTH_LISTEN", "")).endswith(f":{HEALTH_PORT}"),
+              f"CHESS_HEALTH_LISTEN must listen on port {HEALTH_PORT}")
+            # The files the configuration names come from the Secrets, mounted read-only.
+            mounts_by_path = {m["mountPath"]: m for m in ctr.get("volumeMounts") or []}
+            vols_by_name = {v["name"]: v for v in pod.get("volumes") or []}
+            for key, directory in (("CHESS_TLS_CERT", TLS_DIR), ("CHESS_TLS_KEY", TLS_DIR), ("CHESS_AUTH_TOKENS", TOKENS_DIR)):
+                value = str(data.get(key, ""))
+                mount = mounts_by_path.get(directory) or {}
+                secret = (vols_by_name.get(mount.get("name")) or {}).get("secret") or {}
+                c(value.startswith(directory + "/") and bool(secret.get("secretName")) and mount.get("readOnly") is True,
+                  f"{key}={value!r} is not a file of a Secret mounted read-only at {directory}")
         c(not ctr.get("env"), "env must come from the ConfigMap only (envFrom), not inline env")
 
         # Volumes: data on the claim template, /tmp on an emptyDir; nothing else writable.
@@ -182,6 +205,22 @@ class Checker:
             for p in s["spec"].get("ports") or []:
                 c(p.get("appProtocol") == "grpc", f"Service {n} port {p.get('name')} lacks appProtocol: grpc")
                 c(p.get("targetPort") in ("grpc", PORT), f"Service {n} port does not target the grpc container port")
+
+        # NetworkPolicy: ingress to the pod on the gRPC, health and metrics ports only.
+        policies = self.of_kind("NetworkPolicy")
+        if c(len(policies) == 1, f"want one NetworkPolicy, found {len(policies)}"):
+            np = policies[0]["spec"]
+            nsel = (np.get("podSelector") or {}).get("matchLabels") or {}
+            c(nsel and all(pod_labels.get(k) == v for k, v in nsel.items()), "NetworkPolicy podSelector does not match the pod")
+            c("Ingress" in (np.get("policyTypes") or []), "NetworkPolicy does not govern Ingress")
+            rules = np.get("ingress") or []
+            admitted = set()
+            for rule in rules:
+                rule_ports = rule.get("ports") or []
+                c(bool(rule_ports), "a NetworkPolicy ingress rule admits every port")
+                admitted |= {p.get("port") for p in rule_ports}
+            c(admitted == {PORT, HEALTH_PORT, METRICS_PORT},
+              f"NetworkPolicy admits ports {sorted(map(str, admitted))}, want exactly {PORT}, {HEALTH_PORT}, {METRICS_PORT}")
 
         pdbs = self.of_kind("PodDisruptionBudget")
         if c(len(pdbs) == 1, f"want one PodDisruptionBudget, found {len(pdbs)}"):
@@ -224,6 +263,13 @@ def mutations():
     return [
         ("replicas 2", set_(sts, "spec", "replicas", 2)),
         ("named probe port", set_(ctr, "livenessProbe", "grpc", "port", "grpc")),
+        ("probe on the TLS port", set_(ctr, "readinessProbe", "grpc", "port", PORT)),
+        ("no health port", lambda docs: ctr(docs)["ports"].pop(1)),
+        ("tokens Secret not mounted", lambda docs: ctr(docs)["volumeMounts"].pop()),
+        ("TLS key outside the Secret", lambda docs: next(d for d in docs if d["kind"] == "ConfigMap")["data"].update(CHESS_TLS_KEY="/tmp/tls.key")),
+        ("no NetworkPolicy", lambda docs: docs.remove(next(d for d in docs if d["kind"] == "NetworkPolicy"))),
+        ("NetworkPolicy admits every port", lambda docs: next(d for d in docs if d["kind"] == "NetworkPolicy")["spec"]["ingress"][0].pop("ports")),
+        ("NetworkPolicy admits another port", lambda docs: next(d for d in docs if d["kind"] == "NetworkPolicy")["spec"]["ingress"][0]["ports"].append({"port": 22})),
         ("httpGet readiness", set_(ctr, "readinessProbe", {"tcpSocket": {"port": PORT}})),
         ("readiness on overall server", set_(ctr, "readinessProbe", "grpc", "service", KeyError)),
         ("no startup probe", set_(ctr, "startupProbe", KeyError)),

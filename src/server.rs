@@ -16,11 +16,17 @@ use tokio_stream::StreamExt as _;
 use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
+use crate::auth::{self, AuthLayer};
 use crate::games::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::pb;
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+
+mod security;
+pub mod tls;
+
+pub use security::SecurityConfig;
 
 /// The name health checks use for the chess service.
 pub const SERVICE_NAME: &str = "chess.v1.ChessService";
@@ -83,6 +89,9 @@ pub struct Config {
     /// Log format.
     #[arg(long, env = "CHESS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// TLS, tokens, quotas, reflection, the plaintext health port.
+    #[command(flatten)]
+    pub security: SecurityConfig,
 }
 
 /// Why the server could not start or stop cleanly.
@@ -113,6 +122,10 @@ pub enum ServerError {
     /// The runtime's worker threads cannot start.
     #[error("cannot start worker threads: {0}")]
     Threads(std::io::Error),
+    #[error("{0}")]
+    Tokens(auth::TokenFileError),
+    #[error("{0}")]
+    Tls(tls::TlsError),
 }
 
 /// Sets up logging to stdout: `RUST_LOG` levels (default `info`), text or JSON lines.
@@ -173,6 +186,23 @@ pub async fn serve(
         addr: config.listen.clone(),
         source,
     })?;
+    let gate = config.security.gate()?;
+    auth::reload_on_sighup(gate.clone());
+    let tls = match config.security.tls_files() {
+        Some(files) => Some(tls::acceptor(&files).map_err(ServerError::Tls)?),
+        None => None,
+    };
+    let health_listener = match &config.security.health_listen {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status("", ServingStatus::NotServing)
@@ -207,33 +237,65 @@ pub async fn serve(
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
     };
-    let reflection_v1 = reflection()
-        .build_v1()
+    let reflecting = !config.security.no_reflection;
+    let reflection_v1 = reflecting
+        .then(|| reflection().build_v1())
+        .transpose()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
-    let reflection_v1alpha = reflection()
-        .build_v1alpha()
+    let reflection_v1alpha = reflecting
+        .then(|| reflection().build_v1alpha())
+        .transpose()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let router = tonic::transport::Server::builder()
+        .layer(AuthLayer::new(gate))
         .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
+        .add_optional_service(reflection_v1)
+        .add_optional_service(reflection_v1alpha)
         .add_service(chess);
     // Serving from our own listener skips tonic's socket options: set TCP_NODELAY here,
     // or small responses wait for delayed ACKs (~40 ms each on Linux).
     let incoming = TcpIncoming::from(listener)
         .with_nodelay(Some(true))
         .map(|accepted| accepted.map(CoalescedIo::new));
-    let mut server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
+    let stopped = async {
         let _ = stop_rx.await;
-    }));
+    };
+    let tls_on = tls.is_some();
+    let mut server = match tls {
+        None => tokio::spawn(router.serve_with_incoming_shutdown(incoming, stopped)),
+        // With TLS on, a plaintext client fails the handshake: the port speaks only TLS.
+        Some(acceptor) => tokio::spawn(
+            router.serve_with_incoming_shutdown(tls::accept(incoming, acceptor), stopped),
+        ),
+    };
+    // The plaintext health port: grpc.health.v1 alone, sharing the statuses above.
+    let health_server = match health_listener {
+        Some(listener) => {
+            let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+                addr: config.security.health_listen.clone().unwrap_or_default(),
+                source,
+            })?;
+            let service = tonic_health::pb::health_server::HealthServer::new(
+                tonic_health::server::HealthService::from_health_reporter(health.clone()),
+            );
+            let task = tokio::spawn(
+                tonic::transport::Server::builder()
+                    .add_service(service)
+                    .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true))),
+            );
+            tracing::info!(address = %addr, "plaintext health service on {addr}");
+            Some(task)
+        }
+        None => None,
+    };
 
     health.set_service_status("", ServingStatus::Serving).await;
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
-    tracing::info!(address = %local, "listening on {local}");
+    tracing::info!(address = %local, tls = tls_on, "listening on {local}");
 
     tokio::select! {
         () = shutdown => {}
@@ -266,6 +328,9 @@ pub async fn serve(
         );
     }
     server.abort();
+    if let Some(health_server) = health_server {
+        health_server.abort();
+    }
     let (hits, misses) = fen_cache.hits_and_misses();
     tracing::info!(
         hits,

@@ -11,8 +11,12 @@ The commands are written for a reader's server on `localhost:50051`; the runner
 substitutes the address of the server under test, so the Markdown can be shown
 verbatim in the README.
 
-Usage: markdown_session.py FILE ADDRESS [--show]
-  --show  print each command's actual output instead of checking it (for writing docs).
+Usage: markdown_session.py FILE ADDRESS [--show] [--tag=TAG] [--cwd=DIR] [--sub=FROM=TO ...]
+  --show         print each command's actual output instead of checking it (for writing docs).
+  --tag=TAG      run the blocks tagged TAG instead of `walkthrough` (for example
+                 `walkthrough-secure`, the blocks that need a server with TLS and tokens).
+  --cwd=DIR      run the commands in DIR (where a setup left the files they name).
+  --sub=FROM=TO  also replace FROM by TO in the commands (another port of the server).
 Prints one line per command and closes with "N passed, M failed"; exits 1 on failure.
 """
 
@@ -24,8 +28,8 @@ DEFAULT_ADDRESS = "localhost:50051"
 FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 
 
-def sessions(text):
-    """Yields (line number, lines) of each walkthrough block."""
+def sessions(text, tag="walkthrough"):
+    """Yields (line number, lines) of each block tagged `tag`."""
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -38,7 +42,7 @@ def sessions(text):
         j = start
         while j < len(lines) and not lines[j].startswith(fence):
             j += 1
-        if "walkthrough" in info.split():
+        if tag in info.split():
             yield start + 1, lines[start:j]
         i = j + 1
 
@@ -83,6 +87,10 @@ def matches(expected, actual):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     show = "--show" in sys.argv
+    options = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    tag = options.get("tag", "walkthrough")
+    cwd = options.get("cwd")
+    subs = [a[len("--sub="):].split("=", 1) for a in sys.argv[1:] if a.startswith("--sub=")]
     if len(args) != 2:
         print(__doc__)
         return 2
@@ -90,10 +98,12 @@ def main():
     with open(path, encoding="utf-8") as f:
         text = f.read()
     passed = failed = 0
-    for block_start, lines in sessions(text):
+    for block_start, lines in sessions(text, tag):
         for number, command, expected in commands(block_start, lines):
             run = command.replace(DEFAULT_ADDRESS, address)
-            proc = subprocess.run(["bash", "-c", run], capture_output=True, text=True, timeout=120)
+            for old, new in subs:
+                run = run.replace(old, new)
+            proc = subprocess.run(["bash", "-c", run], capture_output=True, text=True, timeout=120, cwd=cwd)
             actual = [l.rstrip() for l in (proc.stdout + proc.stderr).splitlines()]
             while actual and not actual[-1]:
                 actual.pop()
@@ -114,7 +124,7 @@ def main():
     if show:
         return 0
     if passed + failed == 0:
-        print(f"no walkthrough commands found in {path}")
+        print(f"no {tag} commands found in {path}")
         return 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
+use crate::auth::{RateLimited, Role};
 use crate::lifecycle::{Refusal, Status, TimeControlError};
 use crate::rules::{Color, FenError, MoveTextError, SanError};
 use crate::store::StoreError;
@@ -139,6 +140,32 @@ pub enum ServiceError {
     ShuttingDown,
     #[error("internal error: {0}")]
     Internal(String),
+    #[error("this server needs a token: send the header 'authorization: Bearer TOKEN'")]
+    TokenMissing,
+    #[error("the bearer token is not one this server knows; ask its operator for a token")]
+    TokenUnknown,
+    #[error("{caller} has the role {role}; {method} needs the role {needed} or above")]
+    RoleForbids {
+        caller: String,
+        role: Role,
+        needed: Role,
+        method: &'static str,
+    },
+    #[error(
+        "game '{id}' is over ({status}); with the role {role} that ending is final: only the role admin may undo it"
+    )]
+    EndingIsFinal {
+        id: String,
+        status: Status,
+        role: Role,
+    },
+    #[error(
+        "over this caller's quota of {} {}; retry in {} ms",
+        .0.limit,
+        .0.quota,
+        .0.retry_after.as_millis().max(1)
+    )]
+    RateLimited(RateLimited),
 }
 
 fn pending_offer(id: &str, by: Color, color: Color) -> String {
@@ -251,6 +278,9 @@ impl ServiceError {
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
             ShuttingDown => Code::Unavailable,
+            TokenMissing | TokenUnknown => Code::Unauthenticated,
+            RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
+            RateLimited(_) => Code::ResourceExhausted,
         }
     }
 
@@ -289,6 +319,10 @@ impl ServiceError {
             Store(_) => "STORE_FAILURE",
             ShuttingDown => "SHUTTING_DOWN",
             Internal(_) => "INTERNAL",
+            TokenMissing => "TOKEN_MISSING",
+            TokenUnknown => "TOKEN_UNKNOWN",
+            RoleForbids { .. } | EndingIsFinal { .. } => "ROLE_FORBIDS",
+            RateLimited(_) => "RATE_LIMITED",
         }
     }
 
@@ -350,6 +384,20 @@ impl ServiceError {
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
             DataLoss(StoreError::DataLoss { id, .. }) => put("game_id", id.clone()),
+            RoleForbids { role, needed, .. } => {
+                put("role", role.to_string());
+                put("needed", needed.to_string());
+            }
+            EndingIsFinal { id, status, role } => {
+                put("role", role.to_string());
+                put("needed", Role::Admin.to_string());
+                put("game_id", id.clone());
+                put("status", status_name(*status).to_string());
+            }
+            RateLimited(limited) => {
+                put("quota", limited.quota.to_string());
+                put("limit", limited.limit.to_string());
+            }
             _ => {}
         }
         m
@@ -404,6 +452,9 @@ impl From<ServiceError> for tonic::Status {
         details.set_error_info(e.reason(), DOMAIN, e.metadata());
         for (field, description) in e.field_violations() {
             details.add_bad_request_violation(field, description);
+        }
+        if let ServiceError::RateLimited(limited) = &e {
+            details.set_retry_info(Some(limited.retry_after));
         }
         if let Some(id) = e.game_resource() {
             details.set_resource_info("chess.v1.Game", id, "", e.to_string());

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod cpu_pool;
 pub mod error;
 pub mod fen_cache;
+pub mod log_text;
 pub mod wire;
 
 /// The generated gRPC server of `chess.v1.ChessService`: the client's messages, except
@@ -29,6 +30,7 @@ use tracing::Instrument as _;
 
 pub use error::ServiceError;
 
+use crate::auth::{Caller, Role};
 use crate::games::{GameEntry, Registry, StartRequest, WatchItem};
 use crate::lifecycle::Match;
 use crate::pb;
@@ -39,6 +41,7 @@ use convert::{
     color_from_pb, move_to_pb, parse_fen, ply_u32, required_color, time_control_from_pb,
     validate_game_id, validate_move_text, variant_from_pb,
 };
+use log_text::Clean;
 
 /// Messages a spectator's stream buffers between its forwarding task and the transport.
 /// Small: the per-game broadcast buffer is the one that bounds how far a spectator may
@@ -253,7 +256,15 @@ impl ChessService {
             })
     }
 
-    async fn undo(&self, req: pb::UndoRequest) -> Result<pb::UndoResponse, ServiceError> {
+    /// Takes back the last move. With a role below admin, an ending a player or the clock
+    /// decided (resignation, agreed or claimed draw, flag fall) is final: checked here, at
+    /// the edge, for new requests only (stored histories with such undos replay as ever).
+    /// An ending on the board (mate, stalemate, an automatic draw) may be undone.
+    async fn undo(
+        &self,
+        req: pb::UndoRequest,
+        role: Role,
+    ) -> Result<pb::UndoResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         let color = color_from_pb(req.color, "color")?;
         let id = req.game_id.clone();
@@ -261,6 +272,14 @@ impl ChessService {
         self.registry
             .update(req.game_id, move |e, now| {
                 check_ply(e, &id, expected)?;
+                let status = e.lifecycle().status();
+                if role < Role::Admin && status.is_over() && status.on_board().is_none() {
+                    return Err(ServiceError::EndingIsFinal {
+                        id: id.clone(),
+                        status,
+                        role,
+                    });
+                }
                 let mv = e
                     .undo(now, color)
                     .map_err(|r| ServiceError::from_refusal(&id, r, "moves are taken back"))?;
@@ -626,10 +645,11 @@ impl CallGuard {
         self.span.record("latency_us", latency_us);
         match result {
             Ok(()) => tracing::debug!("ok"),
+            // Messages quote what the caller sent (ids, move text): escaped, bounded.
             Err(e) if level == tracing::Level::ERROR => {
-                tracing::error!(reason = e.reason(), "{e}")
+                tracing::error!(reason = e.reason(), "{}", Clean::new(&e.to_string(), 512))
             }
-            Err(e) => tracing::info!(reason = e.reason(), "{e}"),
+            Err(e) => tracing::info!(reason = e.reason(), "{}", Clean::new(&e.to_string(), 512)),
         }
     }
 }
@@ -685,15 +705,18 @@ impl ChessService {
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let deadline = deadline_of(&request);
+        let caller = caller_of(&request);
         let req = request.into_inner();
         let id = req.game_id().to_owned();
-        self.call(method, &id, deadline, handler(req)).await
+        self.call(method, &caller, &id, deadline, handler(req))
+            .await
     }
 
     /// Runs one call inside its span, under its deadline, and maps its error.
     async fn call<T>(
         &self,
         method: &'static str,
+        caller: &Caller,
         game_id: &str,
         deadline: Option<Instant>,
         work: impl Future<Output = Result<T, ServiceError>>,
@@ -701,7 +724,8 @@ impl ChessService {
         let span = tracing::info_span!(
             "rpc",
             method,
-            game_id,
+            caller = %caller.name,
+            game_id = %Clean::id(game_id),
             code = tracing::field::Empty,
             latency_us = tracing::field::Empty
         );
@@ -747,7 +771,8 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, tonic::Status> {
-        self.serve("Undo", request, |r| self.undo(r)).await
+        let role = caller_of(&request).role;
+        self.serve("Undo", request, |r| self.undo(r, role)).await
     }
 
     async fn legal_moves(
@@ -764,8 +789,9 @@ impl grpc::chess_service_server::ChessService for ChessService {
     ) -> Result<Response<pb::PerftResponse>, tonic::Status> {
         // Perft handles its own deadline, so the generic one is not set.
         let deadline = deadline_of(&request);
+        let caller = caller_of(&request);
         let req = request.into_inner();
-        self.call("Perft", "", None, self.perft(req, deadline))
+        self.call("Perft", &caller, "", None, self.perft(req, deadline))
             .await
     }
 
@@ -809,6 +835,16 @@ impl grpc::chess_service_server::ChessService for ChessService {
         self.serve("WatchGame", request, |r| self.watch_game(r))
             .await
     }
+}
+
+/// The caller the authentication layer admitted ([`Caller::unidentified`], the least
+/// role, if the request did not pass it).
+fn caller_of<T>(request: &Request<T>) -> Caller {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or_else(Caller::unidentified)
 }
 
 /// The game a request is about, for its call's span ("" when it names none).

@@ -33,12 +33,19 @@ impl Server {
 
     /// Starts the server on an existing data directory (a restart), which the caller owns.
     pub fn start_in(data_dir: &std::path::Path, args: &[&str]) -> Server {
+        Server::start_with(data_dir, args, &[])
+    }
+
+    /// Starts the server on `data_dir` with `args` and extra environment variables
+    /// `env` (for instance `("CHESS_AUTH_TOKENS", path)`), which the caller owns.
+    pub fn start_with(data_dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("CHESS_LISTEN")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -97,6 +104,30 @@ impl Server {
     /// The log lines so far.
     pub fn log(&self) -> Vec<String> {
         self.log.lock().expect("log lock").clone()
+    }
+
+    /// Waits (at most `limit`) for a log line containing `needle`, and returns it.
+    pub fn wait_for_log(&self, needle: &str, limit: Duration) -> Option<String> {
+        let start = Instant::now();
+        loop {
+            if let Some(line) = self.log().into_iter().find(|l| l.contains(needle)) {
+                return Some(line);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends the signal `name` (`HUP`, `TERM`, ...) to the process.
+    pub fn signal(&self, name: &str) {
+        // The shell's own `kill`, so no procps package is needed.
+        let sent = Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -{name} {}", self.child.id()))
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -{name} works");
     }
 
     /// Sends SIGTERM and waits (at most `limit`) for the process to exit.

@@ -1,0 +1,128 @@
+//! The role each RPC needs, in one table. RPCs that do not exist yet (ListGames,
+//! ImportGame, DeleteGame) are in it already, so that they are guarded the day they are
+//! added; a method missing from the table needs `admin` (a new RPC fails closed).
+
+use super::Role;
+
+/// The gRPC service whose methods the table covers.
+pub const CHESS_SERVICE: &str = "chess.v1.ChessService";
+
+/// Every `chess.v1.ChessService` method and the least role that may call it.
+pub const METHOD_ROLES: &[(&str, Role)] = &[
+    // read
+    ("GetGame", Role::Read),
+    ("LegalMoves", Role::Read),
+    ("WatchGame", Role::Read),
+    ("Perft", Role::Read),
+    ("ListGames", Role::Read),
+    // play: every change
+    ("NewGame", Role::Play),
+    ("ImportGame", Role::Play),
+    ("Play", Role::Play),
+    ("Undo", Role::Play),
+    ("Resign", Role::Play),
+    ("OfferDraw", Role::Play),
+    ("RespondToDraw", Role::Play),
+    ("ClaimDraw", Role::Play),
+    // admin
+    ("DeleteGame", Role::Admin),
+];
+
+/// The methods that create games, counted by `--games-per-token-per-minute`.
+pub const GAME_CREATING: &[&str] = &["NewGame", "ImportGame"];
+
+/// Services that answer without a token: kubelet probes and grpcurl's reflection.
+const OPEN_SERVICES: &[&str] = &[
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
+/// What a request path needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Health and reflection: no token, no quota.
+    Open,
+    /// A token with at least this role; `creates_game` counts against the games quota.
+    Needs {
+        method: &'static str,
+        role: Role,
+        creates_game: bool,
+    },
+}
+
+/// The access a gRPC path (`/package.Service/Method`) needs.
+pub fn access(path: &str) -> Access {
+    let mut parts = path.trim_start_matches('/').splitn(2, '/');
+    let service = parts.next().unwrap_or_default();
+    let method = parts.next().unwrap_or_default();
+    if OPEN_SERVICES.contains(&service) {
+        return Access::Open;
+    }
+    if service == CHESS_SERVICE
+        && let Some(&(name, role)) = METHOD_ROLES.iter().find(|(m, _)| *m == method)
+    {
+        return Access::Needs {
+            method: name,
+            role,
+            creates_game: GAME_CREATING.contains(&name),
+        };
+    }
+    Access::Needs {
+        method: "an unlisted method",
+        role: Role::Admin,
+        creates_game: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_to_roles() {
+        assert_eq!(access("/grpc.health.v1.Health/Check"), Access::Open);
+        assert_eq!(
+            access("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"),
+            Access::Open
+        );
+        assert!(matches!(
+            access("/chess.v1.ChessService/GetGame"),
+            Access::Needs {
+                role: Role::Read,
+                creates_game: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            access("/chess.v1.ChessService/NewGame"),
+            Access::Needs {
+                role: Role::Play,
+                creates_game: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            access("/chess.v1.ChessService/DeleteGame"),
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
+        ));
+        // Unknown methods and services fail closed.
+        assert!(matches!(
+            access("/chess.v1.ChessService/Frobnicate"),
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
+        ));
+        assert!(matches!(
+            access("/grpc.health.v1.Healthy/Check"),
+            Access::Needs {
+                role: Role::Admin,
+                ..
+            }
+        ));
+    }
+}
