@@ -1,5 +1,6 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
-//! error, the game lifecycle (endings, offers, clocks) and WatchGame.
+//! error, the game lifecycle (endings, offers, clocks), WatchGame, and security (tokens,
+//! roles, TLS, quotas, clean logs).
 
 mod common;
 
@@ -7,5 +8,7 @@ mod common;
 mod calls;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
+#[path = "service/security.rs"]
+mod security;
 #[path = "service/watch.rs"]
 mod watch;

@@ -1,11 +1,8 @@
-//! Security (issue 13) end to end, against the real `chess-server` binary: bearer tokens
+//! Security end to end, against the real `chess-server` binary: bearer tokens
 //! and roles, SIGHUP reload, endings that stay ended, TLS (grpcurl with `-cacert`, a tonic
 //! client with a client certificate, plaintext refused, the certificate reloaded with no
 //! restart), the plaintext health port, quotas, and clean logs. Certificates are made at
 //! run time (rcgen); no key is committed.
-
-#[path = "common/server.rs"]
-mod server;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +12,7 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
-use server::{Server, error_info, expect_error};
+use crate::common::server::{Server, error_info, expect_error};
 use sha2::{Digest, Sha256};
 use tonic::Code;
 use tonic::metadata::MetadataValue;
