@@ -261,11 +261,9 @@ pub async fn serve(
         "LegalMoves-by-FEN cache at shutdown"
     );
 
-    let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
-    match flushed {
-        Ok(Ok(())) => tracing::info!("store flushed; bye"),
-        Ok(Err(e)) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
-        Err(e) => tracing::error!(error = %e, "the store flush task failed"),
+    match store.flush().await {
+        Ok(()) => tracing::info!("store flushed; bye"),
+        Err(e) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
     }
     Ok(())
 }
