@@ -1,7 +1,7 @@
 //! An authoritative chess rules service: the rules engine ([`rules`]), the game
 //! lifecycle on top of it ([`lifecycle`]: turns, offers, endings, clocks, the event log),
-//! the game store ([`store`]) and, on top of them, the gRPC service ([`service`],
-//! [`server`]).
+//! the game store ([`store`]), the registry of live games ([`registry`]) and, on top of
+//! them, the gRPC service ([`service`], [`server`]). Each layer uses only the ones below.
 
 pub mod lifecycle;
 pub mod rules;
@@ -19,6 +19,6 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chess_descriptor");
 }
 
-pub mod games;
+pub mod registry;
 pub mod server;
 pub mod service;

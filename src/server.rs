@@ -16,8 +16,8 @@ use tokio_stream::StreamExt as _;
 use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
-use crate::games::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::pb;
+use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};

@@ -16,7 +16,7 @@ pub const DOMAIN: &str = "chess.v1";
 
 /// The proto enum name of a colour, for metadata.
 fn color_name(color: Color) -> &'static str {
-    super::convert::color_to_pb(color).as_str_name()
+    crate::pb::Color::from(color).as_str_name()
 }
 
 /// The request field of a time control error.
@@ -160,7 +160,7 @@ fn pending_offer(id: &str, by: Color, color: Color) -> String {
 
 /// The proto enum name of a status, for messages and metadata.
 pub fn status_name(status: Status) -> &'static str {
-    super::convert::status_to_pb(status).as_str_name()
+    crate::pb::GameStatus::from(status).as_str_name()
 }
 
 impl ServiceError {

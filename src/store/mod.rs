@@ -24,36 +24,15 @@ use std::pin::Pin;
 use std::sync::Mutex;
 
 use crate::lifecycle::Match;
-use crate::rules::Variant;
 
 pub mod codec;
 pub mod crash_journal;
 pub mod group_commit;
 pub mod sled_store;
 
+pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
 pub use sled_store::{Durability, SledConfig, SledStore};
-
-/// How a game started: what the store needs to rebuild the start position.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Start {
-    /// The standard initial position.
-    Standard,
-    /// A Chess960 start position by Scharnagl number (0..=959).
-    Chess960(u32),
-    /// Any other start, as canonical FEN (in the game's variant).
-    Fen(String),
-}
-
-/// What identifies a stored game besides its moves.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GameMeta {
-    pub id: String,
-    pub variant: Variant,
-    pub start: Start,
-    /// Milliseconds since the Unix epoch.
-    pub created_unix_ms: u64,
-}
 
 /// A game read back from the store, already replayed.
 #[derive(Clone, Debug)]
