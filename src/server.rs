@@ -17,8 +17,8 @@ use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
 use crate::auth::{self, AuthLayer};
-use crate::games::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::pb;
+use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
@@ -339,11 +339,9 @@ pub async fn serve(
         "LegalMoves-by-FEN cache at shutdown"
     );
 
-    let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
-    match flushed {
-        Ok(Ok(())) => tracing::info!("store flushed; bye"),
-        Ok(Err(e)) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
-        Err(e) => tracing::error!(error = %e, "the store flush task failed"),
+    match store.flush().await {
+        Ok(()) => tracing::info!("store flushed; bye"),
+        Err(e) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Time controls and clock readings.
 
-use crate::rules::Color;
+use crate::rules::{ByColor, Color};
 
 /// The longest initial time accepted: 24 hours.
 pub const MAX_INITIAL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -99,8 +99,8 @@ fn seconds(ms: u64) -> String {
 pub struct ClockReading {
     /// The game's time control.
     pub control: TimeControl,
-    /// Remaining milliseconds, indexed by [`Color::index`].
-    pub remaining_ms: [u64; 2],
+    /// Remaining milliseconds of each side.
+    pub remaining_ms: ByColor<u64>,
     /// Whose clock runs; `None` once the game is over.
     pub running: Option<Color>,
     /// The instant of the reading (Unix milliseconds).
@@ -110,7 +110,7 @@ pub struct ClockReading {
 impl ClockReading {
     /// `color`'s time left at the reading, in milliseconds.
     pub fn remaining(&self, color: Color) -> u64 {
-        self.remaining_ms[color.index()]
+        self.remaining_ms[color]
     }
 }
 

@@ -1,9 +1,9 @@
 //! [`Match`]: a rules [`Game`] plus its event log, clocks, pending draw offer and the
 //! ending a player or the clock decided.
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
-use crate::rules::{Color, Game, Move, MoveTextError, Position};
+use crate::rules::{ByColor, Color, Game, Move, MoveTextError, Position};
 
 use super::clock::{ClockReading, TimeControl};
 use super::event::{ClaimRule, Event, EventRecord, LogEntry, Status};
@@ -15,13 +15,13 @@ struct Clocks {
     created_ms: u64,
     /// Remaining milliseconds by colour: the side to move's as of `since_ms` (its clock
     /// runs from then while the game goes on), the other side's as it stands.
-    remaining: [u64; 2],
+    remaining: ByColor<u64>,
     /// When the running clock last started (creation, a move, an undo) or, once the game
     /// is over, when it stopped.
     since_ms: u64,
     /// `before[p]`: both sides' remaining time when the turn of ply `p` began (after the
     /// previous move's increment). Undo returns to it; `before.len() == ply + 1`.
-    before: Vec<[u64; 2]>,
+    before: Vec<ByColor<u64>>,
 }
 
 /// One game as it is played: the board (a rules [`Game`]), the event log, the clocks,
@@ -46,7 +46,7 @@ pub struct Match {
     /// Every event so far is a move.
     only_moves: bool,
     /// The status, computed at most once per state (it needs the legal moves).
-    status: OnceCell<Status>,
+    status: OnceLock<Status>,
     /// Whether [`Match::apply`] keeps an [`EventRecord`] of each event for spectators.
     recording: bool,
     records: Vec<EventRecord>,
@@ -147,9 +147,9 @@ impl Match {
             Some(Clocks {
                 control,
                 created_ms,
-                remaining: [initial; 2],
+                remaining: ByColor::splat(initial),
                 since_ms: created_ms,
-                before: vec![[initial; 2]],
+                before: vec![ByColor::splat(initial)],
             }),
         )
     }
@@ -180,7 +180,7 @@ impl Match {
             ending: None,
             lapse_pending: false,
             only_moves: true,
-            status: OnceCell::new(),
+            status: OnceLock::new(),
             recording: false,
             records: Vec::new(),
         }
@@ -267,7 +267,7 @@ impl Match {
         if self.status().is_over() {
             return None;
         }
-        Some(c.since_ms + c.remaining[self.game.position().turn().index()])
+        Some(c.since_ms + c.remaining[self.game.position().turn()])
     }
 
     /// Both clocks as of `now` (never before the running clock's start), for timed games.
@@ -279,7 +279,7 @@ impl Match {
         let as_of_ms = now.max(c.since_ms);
         let mut remaining_ms = c.remaining;
         if let Some(side) = running {
-            let r = &mut remaining_ms[side.index()];
+            let r = &mut remaining_ms[side];
             *r = r.saturating_sub(as_of_ms - c.since_ms);
         }
         Some(ClockReading {
@@ -300,7 +300,7 @@ impl Match {
                     self.game
                         .position_at(i)
                         .zip(c.before.get(i + 1))
-                        .map_or(0, |(p, b)| b[p.turn().index()])
+                        .map_or(0, |(p, b)| b[p.turn()])
                 })
                 .collect(),
         )
@@ -447,7 +447,7 @@ impl Match {
                 // Legal, and the game is going on (checked above): no second status check.
                 self.game.push_unchecked(m);
                 if let (Some(c), Some(t)) = (self.clocks.as_mut(), at) {
-                    let r = &mut c.remaining[to_move.index()];
+                    let r = &mut c.remaining[to_move];
                     // The flag check above guarantees t - since < r.
                     *r = r.saturating_sub(t - c.since_ms) + c.control.increment_ms();
                     c.since_ms = t;
@@ -569,7 +569,7 @@ impl Match {
             self.last_ms = t;
         }
         self.log.push(entry);
-        self.status = OnceCell::new();
+        self.status = OnceLock::new();
         if self.recording {
             let record = self.record(version, Some(entry.event), at, by, moved);
             self.records.push(record);
@@ -583,7 +583,7 @@ impl Match {
         self.ending = Some(ending);
         self.offer = None;
         if let (Some(c), Some(t)) = (self.clocks.as_mut(), at) {
-            let r = &mut c.remaining[to_move.index()];
+            let r = &mut c.remaining[to_move];
             *r = r.saturating_sub(t - c.since_ms);
             c.since_ms = t;
         }

@@ -33,6 +33,7 @@
 mod clock;
 mod event;
 mod game;
+mod meta;
 pub mod pgn;
 
 pub use clock::{
@@ -40,6 +41,7 @@ pub use clock::{
 };
 pub use event::{ClaimRule, Event, EventRecord, LogEntry, Status};
 pub use game::{Match, Refusal, ReplayError};
+pub use meta::{GameMeta, Start};
 
 #[cfg(test)]
 mod tests;

@@ -34,6 +34,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+mod by_color;
 pub mod chess960;
 pub mod fen;
 pub mod game;
@@ -50,6 +51,7 @@ pub mod uci;
 mod zobrist;
 
 pub use bitboard::Bitboard;
+pub use by_color::ByColor;
 pub use chess960::{CHESS960_POSITIONS, Chess960Error};
 pub use fen::FenError;
 pub use game::{Game, PlayError, Status};

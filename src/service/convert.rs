@@ -1,113 +1,89 @@
-//! Protobuf <-> rules conversion, in one place: request fields become checked rules types
-//! (or a [`ServiceError`] naming the field), and rules types become `chess.v1` messages.
+//! Domain -> protobuf conversion at the service's edge: rules, lifecycle and registry
+//! types become `chess.v1` messages (as `From` where one value maps to one message).
+//! Request fields are read in [`super::validate`].
 
-use crate::lifecycle::{ClockReading, Event, EventRecord, Match, Status, TimeControl};
+use crate::lifecycle::{
+    ClockReading, Event, EventRecord, GameMeta, Match, Start, Status, TimeControl,
+};
 use crate::pb;
-use crate::rules::{self, Color, Game, Move, MoveTextError, Position, Variant};
-use crate::store::{GameMeta, Start};
+use crate::registry::PlayedMove;
+#[cfg(test)]
+use crate::rules;
+use crate::rules::{Color, Game, Move, Position, Variant};
 
-use super::error::ServiceError;
-
-/// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
-/// short enough to keep keys and log lines small.
-pub const MAX_GAME_ID_LEN: usize = 64;
-/// The longest move text accepted (the rules engine's limit: the longest SAN is ~10).
-pub const MAX_MOVE_TEXT_LEN: usize = crate::rules::san::MAX_SAN_LEN;
-/// The longest FEN accepted (the rules engine's limit; a real FEN is under 100 bytes).
-pub const MAX_FEN_LEN: usize = crate::rules::fen::MAX_FEN_LEN;
-
-/// Reads a `Variant` field: unspecified means standard; unknown numbers are refused.
-pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, ServiceError> {
-    match pb::Variant::try_from(value) {
-        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Ok(Variant::Standard),
-        Ok(pb::Variant::Chess960) => Ok(Variant::Chess960),
-        Err(_) => Err(ServiceError::InvalidVariant { field, value }),
+impl From<Variant> for pb::Variant {
+    fn from(variant: Variant) -> pb::Variant {
+        match variant {
+            Variant::Standard => pb::Variant::Standard,
+            Variant::Chess960 => pb::Variant::Chess960,
+        }
     }
 }
 
-pub fn variant_to_pb(variant: Variant) -> pb::Variant {
-    match variant {
-        Variant::Standard => pb::Variant::Standard,
-        Variant::Chess960 => pb::Variant::Chess960,
+impl From<Color> for pb::Color {
+    fn from(color: Color) -> pb::Color {
+        match color {
+            Color::White => pb::Color::White,
+            Color::Black => pb::Color::Black,
+        }
     }
 }
 
-pub fn color_to_pb(color: Color) -> pb::Color {
-    match color {
-        Color::White => pb::Color::White,
-        Color::Black => pb::Color::Black,
-    }
-}
-
-pub fn status_to_pb(status: Status) -> pb::GameStatus {
-    match status {
-        Status::InProgress => pb::GameStatus::InProgress,
-        Status::Checkmate { .. } => pb::GameStatus::Checkmate,
-        Status::Stalemate => pb::GameStatus::Stalemate,
-        Status::InsufficientMaterial => pb::GameStatus::DrawInsufficientMaterial,
-        Status::FivefoldRepetition => pb::GameStatus::DrawFivefoldRepetition,
-        Status::SeventyFiveMoves => pb::GameStatus::DrawSeventyFiveMoves,
-        Status::Resignation { .. } => pb::GameStatus::Resignation,
-        Status::DrawAgreement => pb::GameStatus::DrawAgreement,
-        Status::DrawClaimedThreefold => pb::GameStatus::DrawClaimedThreefold,
-        Status::DrawClaimedFiftyMoves => pb::GameStatus::DrawClaimedFiftyMoves,
-        Status::OutOfTime { .. } => pb::GameStatus::OutOfTime,
-        Status::DrawTimeoutInsufficientMaterial => pb::GameStatus::DrawTimeoutInsufficientMaterial,
+impl From<Status> for pb::GameStatus {
+    fn from(status: Status) -> pb::GameStatus {
+        match status {
+            Status::InProgress => pb::GameStatus::InProgress,
+            Status::Checkmate { .. } => pb::GameStatus::Checkmate,
+            Status::Stalemate => pb::GameStatus::Stalemate,
+            Status::InsufficientMaterial => pb::GameStatus::DrawInsufficientMaterial,
+            Status::FivefoldRepetition => pb::GameStatus::DrawFivefoldRepetition,
+            Status::SeventyFiveMoves => pb::GameStatus::DrawSeventyFiveMoves,
+            Status::Resignation { .. } => pb::GameStatus::Resignation,
+            Status::DrawAgreement => pb::GameStatus::DrawAgreement,
+            Status::DrawClaimedThreefold => pb::GameStatus::DrawClaimedThreefold,
+            Status::DrawClaimedFiftyMoves => pb::GameStatus::DrawClaimedFiftyMoves,
+            Status::OutOfTime { .. } => pb::GameStatus::OutOfTime,
+            Status::DrawTimeoutInsufficientMaterial => {
+                pb::GameStatus::DrawTimeoutInsufficientMaterial
+            }
+        }
     }
 }
 
 fn winner_to_pb(status: Status) -> pb::Color {
-    status.winner().map_or(pb::Color::Unspecified, color_to_pb)
+    status
+        .winner()
+        .map_or(pb::Color::Unspecified, pb::Color::from)
 }
 
 fn opt_color_to_pb(color: Option<Color>) -> i32 {
-    color.map_or(pb::Color::Unspecified, color_to_pb) as i32
+    color.map_or(pb::Color::Unspecified, pb::Color::from) as i32
 }
 
-/// Reads a `Color` field: unspecified is `None` (no side named); unknown numbers are
-/// refused.
-pub fn color_from_pb(value: i32, field: &'static str) -> Result<Option<Color>, ServiceError> {
-    match pb::Color::try_from(value) {
-        Ok(pb::Color::Unspecified) => Ok(None),
-        Ok(pb::Color::White) => Ok(Some(Color::White)),
-        Ok(pb::Color::Black) => Ok(Some(Color::Black)),
-        Err(_) => Err(ServiceError::InvalidColor { field, value }),
+impl From<TimeControl> for pb::TimeControl {
+    fn from(tc: TimeControl) -> pb::TimeControl {
+        pb::TimeControl {
+            initial_ms: tc.initial_ms(),
+            increment_ms: tc.increment_ms(),
+        }
     }
 }
 
-/// Reads a `Color` field that must name a side.
-pub fn required_color(value: i32, why: &'static str) -> Result<Color, ServiceError> {
-    color_from_pb(value, "color")?.ok_or(ServiceError::MissingField {
-        field: "color",
-        why,
-    })
-}
-
-/// Reads an optional time control.
-pub fn time_control_from_pb(
-    tc: Option<&pb::TimeControl>,
-) -> Result<Option<TimeControl>, ServiceError> {
-    tc.map(|tc| {
-        TimeControl::new(tc.initial_ms, tc.increment_ms)
-            .map_err(|source| ServiceError::InvalidTimeControl { source })
-    })
-    .transpose()
-}
-
-pub fn time_control_to_pb(tc: TimeControl) -> pb::TimeControl {
-    pb::TimeControl {
-        initial_ms: tc.initial_ms(),
-        increment_ms: tc.increment_ms(),
+impl From<&ClockReading> for pb::Clock {
+    fn from(c: &ClockReading) -> pb::Clock {
+        pb::Clock {
+            time_control: Some(c.control.into()),
+            white_remaining_ms: c.remaining(Color::White),
+            black_remaining_ms: c.remaining(Color::Black),
+            running: opt_color_to_pb(c.running),
+            as_of_unix_ms: c.as_of_ms,
+        }
     }
 }
 
-pub fn clock_to_pb(c: &ClockReading) -> pb::Clock {
-    pb::Clock {
-        time_control: Some(time_control_to_pb(c.control)),
-        white_remaining_ms: c.remaining(Color::White),
-        black_remaining_ms: c.remaining(Color::Black),
-        running: opt_color_to_pb(c.running),
-        as_of_unix_ms: c.as_of_ms,
+impl From<PlayedMove> for pb::Move {
+    fn from(played: PlayedMove) -> pb::Move {
+        move_with_san(&played.before, played.mv, played.san)
     }
 }
 
@@ -128,59 +104,6 @@ pub fn advance_clock(clock: &mut pb::Clock, now_ms: u64) {
     };
     *remaining = remaining.saturating_sub(passed);
     clock.as_of_unix_ms = now_ms;
-}
-
-/// Parses a FEN request field. An empty field is the caller's business (it usually
-/// means "the standard start"), so it is refused here only as a malformed FEN.
-pub fn parse_fen(
-    field: &'static str,
-    fen: &str,
-    variant: Variant,
-) -> Result<Position, ServiceError> {
-    Position::from_fen(fen, variant).map_err(|source| ServiceError::InvalidFen { field, source })
-}
-
-/// Checks a caller-chosen game id: 1..=64 URL-safe characters (RFC 3986 unreserved).
-pub fn validate_game_id(id: &str) -> Result<(), ServiceError> {
-    if id.is_empty() {
-        return Err(ServiceError::MissingField {
-            field: "game_id",
-            why: "name the game (the id NewGame returned)",
-        });
-    }
-    if id.len() > MAX_GAME_ID_LEN {
-        return Err(ServiceError::InvalidGameId {
-            why: format!(
-                "it is {} bytes long; at most {MAX_GAME_ID_LEN} are allowed",
-                id.len()
-            ),
-        });
-    }
-    if let Some(c) = id
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~')))
-    {
-        return Err(ServiceError::InvalidGameId {
-            why: format!("character {c:?} is not allowed; use only A-Z a-z 0-9 - _ . ~"),
-        });
-    }
-    Ok(())
-}
-
-/// Checks move text before it reaches a position: present and within the length limit.
-pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
-    if text.trim().is_empty() {
-        return Err(ServiceError::MissingField {
-            field: "move",
-            why: "give a move in UCI (e2e4) or SAN (Nf3)",
-        });
-    }
-    if text.len() > MAX_MOVE_TEXT_LEN {
-        return Err(ServiceError::InvalidMoveText(MoveTextError::TooLong {
-            len: text.len(),
-        }));
-    }
-    Ok(())
 }
 
 /// Describes a legal move of `pos`.
@@ -212,7 +135,9 @@ pub fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
 }
 
 /// Describes all legal moves of `pos` (`legal` must be the complete list), sorted by UCI
-/// text for stable output.
+/// text for stable output. The reference the fast encoder ([`super::wire`]) is tested
+/// against.
+#[cfg(test)]
 pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
     let sans = pos.san_all(legal);
     let mut out: Vec<pb::Move> = legal
@@ -225,12 +150,14 @@ pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
 }
 
 /// The legal moves of a position taken alone (stateless LegalMoves by FEN): all its
-/// moves whatever its status, and the status of the position itself.
+/// moves whatever its status, and the status of the position itself. The reference the
+/// fast encoder ([`super::wire`]) is tested against.
+#[cfg(test)]
 pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
     let moves = pos.legal_moves();
     pb::LegalMovesResponse {
         moves: moves_to_pb(pos, &moves),
-        status: status_to_pb(rules::Status::of_position(pos).into()) as i32,
+        status: pb::GameStatus::from(Status::from(rules::Status::of_position(pos))) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: 0,
@@ -238,6 +165,8 @@ pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
 }
 
 /// The legal moves playable in a game now (none once it has ended, on the board or off).
+/// The reference the fast encoder ([`super::wire`]) is tested against.
+#[cfg(test)]
 pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
     let game = m.game();
     let pos = game.position();
@@ -249,7 +178,7 @@ pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
     };
     pb::LegalMovesResponse {
         moves: moves_to_pb(pos, &moves),
-        status: status_to_pb(status) as i32,
+        status: pb::GameStatus::from(status) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: ply_u32(game.ply()),
@@ -271,21 +200,21 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
     let going = !status.is_over();
     pb::Game {
         game_id: meta.id.clone(),
-        variant: variant_to_pb(game.variant()) as i32,
+        variant: pb::Variant::from(game.variant()) as i32,
         initial_fen: game.start().to_fen(),
         fen: pos.to_fen(),
         moves: game.uci_moves(),
         san_moves: san.to_vec(),
         ply: ply_u32(game.ply()),
-        side_to_move: color_to_pb(pos.turn()) as i32,
+        side_to_move: pb::Color::from(pos.turn()) as i32,
         in_check: pos.is_check(),
-        status: status_to_pb(status) as i32,
+        status: pb::GameStatus::from(status) as i32,
         winner: winner_to_pb(status) as i32,
         can_claim_threefold: going && game.can_claim_threefold(),
         can_claim_fifty_moves: going && game.can_claim_fifty_moves(),
         pgn: crate::lifecycle::pgn::to_pgn(m, san),
         chess960_position: chess960_number(meta),
-        clock: m.clock_at(0).as_ref().map(clock_to_pb),
+        clock: m.clock_at(0).as_ref().map(pb::Clock::from),
         draw_offered_by: opt_color_to_pb(m.offer()),
         version: m.version(),
     }
@@ -305,17 +234,17 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
     let by = opt_color_to_pb(r.by);
     let ended = |r: &EventRecord| {
         Kind::GameEnded(pb::GameEnded {
-            status: status_to_pb(r.status) as i32,
+            status: pb::GameStatus::from(r.status) as i32,
             winner: winner_to_pb(r.status) as i32,
             color: by,
         })
     };
     let kind = match r.event {
         None => Kind::Started(pb::GameStarted {
-            variant: variant_to_pb(r.position.variant()) as i32,
+            variant: pb::Variant::from(r.position.variant()) as i32,
             initial_fen: r.position.to_fen(),
             chess960_position: chess960_number(meta),
-            time_control: r.clock.as_ref().map(|c| time_control_to_pb(c.control)),
+            time_control: r.clock.as_ref().map(|c| pb::TimeControl::from(c.control)),
         }),
         Some(Event::Move(_)) => Kind::MovePlayed(pb::MovePlayed {
             r#move: moved(r),
@@ -347,11 +276,11 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
         state: Some(pb::GameSnapshot {
             ply: ply_u32(r.ply),
             fen: pos.to_fen(),
-            side_to_move: color_to_pb(pos.turn()) as i32,
+            side_to_move: pb::Color::from(pos.turn()) as i32,
             in_check: pos.is_check(),
-            status: status_to_pb(r.status) as i32,
+            status: pb::GameStatus::from(r.status) as i32,
             winner: winner_to_pb(r.status) as i32,
-            clock: r.clock.as_ref().map(clock_to_pb),
+            clock: r.clock.as_ref().map(pb::Clock::from),
             draw_offered_by: opt_color_to_pb(r.offer),
         }),
     }
@@ -405,26 +334,6 @@ mod tests {
         assert_eq!(base64url(b"foo"), "Zm9v");
         assert_eq!(base64url(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
-    }
-
-    #[test]
-    fn game_ids_are_checked() {
-        assert!(validate_game_id("match-2024.11_a~b").is_ok());
-        assert!(matches!(
-            validate_game_id(""),
-            Err(ServiceError::MissingField {
-                field: "game_id",
-                ..
-            })
-        ));
-        assert!(matches!(
-            validate_game_id("a/b"),
-            Err(ServiceError::InvalidGameId { .. })
-        ));
-        assert!(matches!(
-            validate_game_id(&"x".repeat(65)),
-            Err(ServiceError::InvalidGameId { .. })
-        ));
     }
 
     #[test]

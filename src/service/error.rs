@@ -17,7 +17,7 @@ pub const DOMAIN: &str = "chess.v1";
 
 /// The proto enum name of a colour, for metadata.
 fn color_name(color: Color) -> &'static str {
-    super::convert::color_to_pb(color).as_str_name()
+    crate::pb::Color::from(color).as_str_name()
 }
 
 /// The request field of a time control error.
@@ -88,6 +88,10 @@ pub enum ServiceError {
     InvalidColor { field: &'static str, value: i32 },
     #[error("no game with id '{id}'; create it with NewGame")]
     GameNotFound { id: String },
+    #[error(
+        "game '{id}' kept changing under this call (other writers changed it first, again and again); read it (GetGame) and retry"
+    )]
+    ConcurrentChange { id: String },
     #[error(
         "game '{id}' is at ply {current}, not the expected ply {expected}; read the game (GetGame) and decide again at ply {current}"
     )]
@@ -183,7 +187,7 @@ fn pending_offer(id: &str, by: Color, color: Color) -> String {
 
 /// The proto enum name of a status, for messages and metadata.
 pub fn status_name(status: Status) -> &'static str {
-    super::convert::status_to_pb(status).as_str_name()
+    crate::pb::GameStatus::from(status).as_str_name()
 }
 
 impl ServiceError {
@@ -239,6 +243,7 @@ impl ServiceError {
                 existing: "a game stored under this id".into(),
             },
             StoreError::Closed => ServiceError::ShuttingDown,
+            StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
             StoreError::Io(_) => ServiceError::Store(e),
         }
     }
@@ -270,7 +275,7 @@ impl ServiceError {
             | ClaimRefused { .. } => Code::FailedPrecondition,
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
-            PlyMismatch { .. } => Code::Aborted,
+            PlyMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } => Code::ResourceExhausted,
             DeadlineExceeded { .. } => Code::DeadlineExceeded,
@@ -304,6 +309,7 @@ impl ServiceError {
             InvalidColor { .. } => "INVALID_COLOR",
             GameNotFound { .. } => "GAME_NOT_FOUND",
             PlyMismatch { .. } => "PLY_MISMATCH",
+            ConcurrentChange { .. } => "CONCURRENT_CHANGE",
             GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
             InvalidGameId { .. } => "INVALID_GAME_ID",
             MissingField { .. } => "MISSING_FIELD",
@@ -341,6 +347,7 @@ impl ServiceError {
             }
             NothingToUndo { id }
             | GameNotFound { id }
+            | ConcurrentChange { id }
             | GameAlreadyExists { id, .. }
             | NoDrawOffer { id }
             | ClaimRefused { id, .. } => put("game_id", id.clone()),

@@ -13,10 +13,9 @@ use bytes::{BufMut, Bytes};
 use prost::encoding::{DecodeContext, WireType};
 
 use crate::lifecycle::Status;
+use crate::pb;
 
 use crate::rules::{self, Move, Position, Variant};
-
-use super::convert::status_to_pb;
 
 /// A `chess.v1.LegalMovesResponse` already encoded: sending it copies the bytes into the
 /// response body, nothing else. Cloning shares them.
@@ -227,7 +226,7 @@ pub fn encode_legal_moves(
     put_uint(
         &mut out,
         field::RESPONSE_STATUS,
-        status_to_pb(status) as i32 as u64,
+        pb::GameStatus::from(status) as i32 as u64,
     );
     put_bool(&mut out, field::RESPONSE_IN_CHECK, pos.is_check());
     put_bytes(&mut out, field::RESPONSE_FEN, pos.to_fen().as_bytes());

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use chess_service::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+use chess_service::store::{Durability, SledConfig, SledStore, StoreError};
 
 use crate::common::journal::{GameState, Journal, Verdict};
 use crate::crash_child;

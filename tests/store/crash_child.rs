@@ -24,9 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chess_service::lifecycle::{Match, TimeControl};
 use chess_service::rules::{Position, Variant, chess960};
-use chess_service::store::{
-    Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
-};
+use chess_service::store::{Durability, GameMeta, SledConfig, SledStore, Start, StoreError};
 
 use crate::common::rng::Rng;
 

@@ -1,0 +1,29 @@
+//! What identifies a game besides its history: its id, variant, start and creation time.
+//! A domain concept (the store keeps it, the registry and the service answer with it), so
+//! it lives here, below every layer that uses it.
+
+use crate::rules::Variant;
+
+/// How a game started: what is needed to rebuild its start position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The standard initial position.
+    Standard,
+    /// A Chess960 start position by Scharnagl number (0..=959).
+    Chess960(u32),
+    /// Any other start, as canonical FEN (in the game's variant).
+    Fen(String),
+}
+
+/// What identifies a game besides its moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameMeta {
+    /// The game's id (the caller's, or 22 random URL-safe characters).
+    pub id: String,
+    /// Standard chess or Chess960.
+    pub variant: Variant,
+    /// The start position.
+    pub start: Start,
+    /// When the game was created, milliseconds since the Unix epoch.
+    pub created_unix_ms: u64,
+}

@@ -1,0 +1,321 @@
+//! The game registry: one serialization point per game, a bounded cache of loaded games,
+//! lazy loading from the store, writes acknowledged only once durable, flag timers, and
+//! the live event streams spectators subscribe to. A domain layer: it answers in games,
+//! moves, events and [`RegistryError`]; the service turns them into its wire form.
+//!
+//! Why it is shaped this way:
+//! - Generating legal moves touches a position, and moves for one game must be ordered,
+//!   so every call on a game goes through that game's `tokio::sync::Mutex` (fair, FIFO):
+//!   the per-game lock is the registry's. Different games never share a lock; the map
+//!   itself is sharded ([`cache`]) and its locks are held only to find or insert a cell.
+//! - A change is applied, saved and its durability awaited while the game's lock is held,
+//!   so no reader ever sees a state that is not yet durable. That critical section runs
+//!   in its own task: a caller that hangs up cannot abandon it half-way.
+//! - The store decides which of two racing writers wins (replicas on one database): a
+//!   save names the version it replaces, and a lost race drops the change, reads the game
+//!   again and decides the call again on the stored state.
+//! - Time is read once, when a call reaches the registry, and passed down: the lifecycle
+//!   charges clocks and decides flags at that instant, under the game's lock. Every
+//!   access first records a flag that has fallen (at its exact flag time), so a read can
+//!   write; an untimed game's read never does.
+//! - Events reach spectators only after they are durable ([`spectators`]); running timed
+//!   games have a flag timer ([`flag_timer`]).
+
+mod cache;
+mod entry;
+mod error;
+mod flag_timer;
+mod spectators;
+
+use std::sync::Arc;
+
+use tokio::sync::{OwnedMutexGuard, watch};
+
+pub use entry::{GameEntry, PlayedMove};
+pub use error::RegistryError;
+pub use spectators::{Published, Subscription, WatchItem};
+
+use crate::lifecycle::{GameMeta, Match};
+use crate::store::{GameStore, StoreError};
+use cache::{Cache, CellState};
+
+/// The server's clock, Unix milliseconds: the time every call is charged at.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Spectator events buffered per game for the slowest subscriber, by default.
+pub const DEFAULT_WATCH_BUFFER: usize = 256;
+
+/// How many times one update is decided again after another writer changed its game
+/// first, before it gives up with [`RegistryError::ConcurrentChange`].
+const MAX_CONFLICTS: u32 = 8;
+
+/// The registry of games: find, load, create, read, change and watch them.
+pub struct Registry {
+    store: Arc<dyn GameStore>,
+    cache: Cache,
+    watch_buffer: usize,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Registry {
+    /// A registry over `store` that keeps about `cache_games` games loaded (more only
+    /// while more are in use at once).
+    pub fn new(store: Arc<dyn GameStore>, cache_games: usize) -> Registry {
+        Registry {
+            store,
+            cache: Cache::new(cache_games),
+            watch_buffer: DEFAULT_WATCH_BUFFER,
+            shutdown: watch::Sender::new(false),
+        }
+    }
+
+    /// Sets how many events each game buffers for its slowest spectator before that
+    /// spectator is told to resync.
+    pub fn with_watch_buffer(mut self, events: usize) -> Registry {
+        self.watch_buffer = events.max(1);
+        self
+    }
+
+    /// Ends every open watch stream (they get [`RegistryError::ShuttingDown`], so that
+    /// spectators reconnect elsewhere) and stops the flag timers: open streams must not
+    /// hold the process at shutdown. Games themselves keep serving until the server
+    /// stops.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    fn shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    /// How many games are in the cache right now (loaded or being loaded).
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Locks game `id`'s cell and makes sure it holds what the store has.
+    async fn lock_loaded(&self, id: &str) -> Result<OwnedMutexGuard<CellState>, RegistryError> {
+        let cell = self.cache.cell(id)?;
+        let mut guard = cell.lock_owned().await;
+        self.fill(&mut guard, id).await?;
+        Ok(guard)
+    }
+
+    /// Reads game `id` from the store into its locked cell, unless it is there already.
+    async fn fill(&self, state: &mut CellState, id: &str) -> Result<(), RegistryError> {
+        if matches!(*state, CellState::Unloaded) {
+            match self.store.load(id).await {
+                Ok(Some(loaded)) => {
+                    *state = CellState::Loaded(Box::new(GameEntry::new(loaded.meta, loaded.game)));
+                    self.cache.make_room(id);
+                }
+                Ok(None) => {}
+                Err(e @ StoreError::DataLoss { .. }) => {
+                    tracing::error!(game_id = %id, error = %e, "stored game is damaged; answering DATA_LOSS for it");
+                    *state = CellState::Damaged(e);
+                    self.cache.make_room(id);
+                }
+                Err(e) => return Err(RegistryError::from_store(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Locks and loads game `id`, or says why there is none (an unknown id then keeps no
+    /// cache slot).
+    async fn lock_game(&self, id: &str) -> Result<OwnedMutexGuard<CellState>, RegistryError> {
+        let guard = self.lock_loaded(id).await?;
+        match &*guard {
+            CellState::Loaded(_) => Ok(guard),
+            CellState::Damaged(e) => Err(RegistryError::Damaged(e.clone())),
+            CellState::Unloaded => {
+                drop(guard);
+                self.cache.forget_unknown(id);
+                Err(RegistryError::NotFound { id: id.to_string() })
+            }
+        }
+    }
+
+    /// Runs `f` on game `id` under its lock, with the time the call arrived: a consistent,
+    /// durable state. If a flag fell and is not recorded yet, it is recorded (and made
+    /// durable) first.
+    pub async fn read<R, F>(self: &Arc<Self>, id: &str, mut f: F) -> Result<R, RegistryError>
+    where
+        R: Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> R + Send + 'static,
+    {
+        let now = now_ms();
+        {
+            let mut guard = self.lock_game(id).await?;
+            let entry = loaded(&mut guard, id)?;
+            if !entry.flag_due(now) {
+                self.arm(entry, id);
+                return Ok(f(entry, now));
+            }
+        }
+        self.update_at(id.to_string(), now, move |e, now| Ok(f(e, now)))
+            .await
+    }
+
+    /// Runs `f` on game `id` under its lock, with the time the call arrived (after
+    /// recording a flag that fell before it); if the game's log grew, saves it and waits
+    /// until the change is durable before answering (and before the lock is released),
+    /// then tells the spectators. Runs to completion even if the caller goes away. An error
+    /// from `f` is answered after a flag recorded before it was saved. `f`'s error type is
+    /// the caller's; the registry's own errors reach it through `From`.
+    ///
+    /// If another writer changed the stored game first (the store answers
+    /// [`StoreError::Conflict`]: another replica on a shared database), the change made
+    /// here is dropped, the game is read again from the store and `f` runs again on that
+    /// fresh state: so `f` decides on the state it will be saved over, as on one node.
+    pub async fn update<R, E, F>(self: &Arc<Self>, id: String, f: F) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<RegistryError> + Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> Result<R, E> + Send + 'static,
+    {
+        self.update_at(id, now_ms(), f).await
+    }
+
+    async fn update_at<R, E, F>(self: &Arc<Self>, id: String, now: u64, mut f: F) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<RegistryError> + Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> Result<R, E> + Send + 'static,
+    {
+        let registry = self.clone();
+        let task = tokio::spawn(async move {
+            let mut guard = registry.lock_game(&id).await?;
+            let mut conflicts = 0;
+            loop {
+                let entry = loaded(&mut guard, &id)?;
+                let before = entry.game.version();
+                let result = match entry.settle(now) {
+                    Ok(_) => f(entry, now),
+                    Err(refusal) => Err(RegistryError::Refused {
+                        id: id.clone(),
+                        refusal,
+                    }
+                    .into()),
+                };
+                if entry.game.version() != before {
+                    let written = registry.store.save(&entry.meta, &entry.game, before).await;
+                    match written {
+                        Ok(()) => entry.publish(),
+                        Err(StoreError::Conflict { current, .. }) if conflicts < MAX_CONFLICTS => {
+                            // Another writer won: drop this change (spectators' streams see
+                            // their channel close and catch up from the store), read the
+                            // game as stored and decide again.
+                            conflicts += 1;
+                            tracing::info!(game_id = %id, stored_version = current, "another writer changed the game first; deciding again on the stored game");
+                            *guard = CellState::Unloaded;
+                            registry.fill(&mut guard, &id).await?;
+                            continue;
+                        }
+                        Err(e) => {
+                            // The store is the source of truth: forget the unacknowledged
+                            // change (spectators' streams see their channel close and catch
+                            // up from the store) and read the game back on its next use.
+                            if !matches!(e, StoreError::Conflict { .. }) {
+                                tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
+                            }
+                            *guard = CellState::Unloaded;
+                            return Err(RegistryError::from_store(e).into());
+                        }
+                    }
+                }
+                registry.arm(entry, &id);
+                return result;
+            }
+        });
+        task.await
+            .map_err(|e| RegistryError::Internal(format!("a game update task failed: {e}")))?
+    }
+
+    /// Creates game `meta.id` from `game`, unless a game of that id exists: then
+    /// `existing` decides whether that game is the answer (`Ok`) or the call fails with
+    /// its error. Answers, with `answer` run on the game (new or existing, under its
+    /// lock), once the new game is durable. Runs to completion even if the caller goes
+    /// away. Returns the answer and whether the game was created now.
+    pub async fn create<R, E, S, A>(
+        self: &Arc<Self>,
+        meta: GameMeta,
+        game: Match,
+        existing: S,
+        answer: A,
+    ) -> Result<(R, bool), E>
+    where
+        R: Send + 'static,
+        E: From<RegistryError> + Send + 'static,
+        S: FnOnce(&GameEntry) -> Result<(), E> + Send + 'static,
+        A: FnMut(&mut GameEntry, u64) -> R + Send + 'static,
+    {
+        let id = meta.id.clone();
+        let task = tokio::spawn(self.clone().create_now(meta, game, existing, answer));
+        let created = task
+            .await
+            .map_err(|e| RegistryError::Internal(format!("a game creation task failed: {e}")))??;
+        match created {
+            Ok(answered) => Ok((answered, true)),
+            // The existing game, read like any other (which records a fallen flag).
+            Err(answer) => Ok((self.read(&id, answer).await?, false)),
+        }
+    }
+
+    /// [`Registry::create`]'s critical section, in its own task. Gives `answer` back when
+    /// the game exists and is the answer.
+    async fn create_now<R, E, S, A>(
+        self: Arc<Self>,
+        meta: GameMeta,
+        game: Match,
+        existing: S,
+        mut answer: A,
+    ) -> Result<Result<R, A>, E>
+    where
+        E: From<RegistryError>,
+        S: FnOnce(&GameEntry) -> Result<(), E>,
+        A: FnMut(&mut GameEntry, u64) -> R,
+    {
+        let id = meta.id.clone();
+        let mut guard = self.lock_loaded(&id).await?;
+        match &mut *guard {
+            CellState::Loaded(found) => {
+                existing(found)?;
+                return Ok(Err(answer));
+            }
+            CellState::Damaged(e) => return Err(RegistryError::Damaged(e.clone()).into()),
+            CellState::Unloaded => {}
+        }
+        self.store.create(&meta, &game).await.map_err(|e| {
+            if !matches!(e, StoreError::AlreadyExists { .. }) {
+                tracing::error!(game_id = %id, error = %e, "creating a game failed; it is not acknowledged");
+            }
+            RegistryError::from_store(e)
+        })?;
+        let mut entry = GameEntry::new(meta, game);
+        let answered = answer(&mut entry, now_ms());
+        self.arm(&mut entry, &id);
+        *guard = CellState::Loaded(Box::new(entry));
+        self.cache.make_room(&id);
+        Ok(Ok(answered))
+    }
+}
+
+/// The loaded game in a locked cell, or why there is none.
+fn loaded<'a>(
+    guard: &'a mut OwnedMutexGuard<CellState>,
+    id: &str,
+) -> Result<&'a mut GameEntry, RegistryError> {
+    match &mut **guard {
+        CellState::Loaded(entry) => Ok(entry),
+        CellState::Unloaded => Err(RegistryError::NotFound { id: id.to_string() }),
+        CellState::Damaged(e) => Err(RegistryError::Damaged(e.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests;

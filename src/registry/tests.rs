@@ -1,0 +1,416 @@
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::*;
+use crate::lifecycle::{Refusal, Start};
+use crate::rules::{Position, Variant};
+use crate::store::{LoadedGame, MemoryStore, StoreFuture};
+
+fn meta(id: &str) -> GameMeta {
+    GameMeta {
+        id: id.into(),
+        variant: Variant::Standard,
+        start: Start::Standard,
+        created_unix_ms: 0,
+    }
+}
+
+fn registry(cache: usize) -> Arc<Registry> {
+    Arc::new(Registry::new(Arc::new(MemoryStore::new()), cache))
+}
+
+/// A caller's own error type, as the service has one: the registry's errors reach it
+/// through `From`.
+#[derive(Debug, PartialEq)]
+enum CallError {
+    Registry(RegistryError),
+    Refused(Refusal),
+    PlyMismatch { expected: usize, current: usize },
+    Exists,
+}
+
+impl From<RegistryError> for CallError {
+    fn from(e: RegistryError) -> CallError {
+        CallError::Registry(e)
+    }
+}
+
+async fn create(registry: &Arc<Registry>, id: &str) -> Result<bool, CallError> {
+    registry
+        .create(
+            meta(id),
+            Match::untimed(Position::new()),
+            |_| Err(CallError::Exists),
+            |e, _| e.game().ply(),
+        )
+        .await
+        .map(|(_, created)| created)
+}
+
+async fn play(registry: &Arc<Registry>, id: &str, uci: &'static str) -> Result<usize, CallError> {
+    registry
+        .update(id.to_string(), move |e, now| {
+            e.play(now, None, uci).map_err(CallError::Refused)?;
+            Ok(e.game().ply())
+        })
+        .await
+}
+
+async fn ply(registry: &Arc<Registry>, id: &str) -> Result<usize, RegistryError> {
+    registry.read(id, |e, _| e.game().ply()).await
+}
+
+#[tokio::test]
+async fn cache_stays_bounded_and_evicted_games_reload_from_the_store() {
+    let registry = registry(4);
+    for i in 0..20 {
+        let id = format!("g{i}");
+        assert!(create(&registry, &id).await.unwrap());
+        assert_eq!(play(&registry, &id, "e2e4").await.unwrap(), 1);
+    }
+    assert!(
+        registry.cached() <= 4,
+        "cache holds {} games",
+        registry.cached()
+    );
+    // The first game was evicted long ago; it comes back from the store with its move.
+    assert_eq!(ply(&registry, "g0").await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_game_in_use_is_never_evicted() {
+    let registry = registry(1);
+    create(&registry, "held").await.unwrap();
+    let held = registry.lock_loaded("held").await.unwrap();
+    for i in 0..5 {
+        create(&registry, &format!("other{i}")).await.unwrap();
+    }
+    // Still the same cell: a second lock attempt must wait for ours.
+    let cell = registry.cache.cell("held").unwrap();
+    assert!(
+        cell.try_lock().is_err(),
+        "the held game's cell was replaced"
+    );
+    drop(held);
+}
+
+/// A store that counts its loads.
+#[derive(Default)]
+struct CountingStore {
+    inner: MemoryStore,
+    loads: AtomicU64,
+}
+
+impl GameStore for CountingStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        self.inner.create(meta, game)
+    }
+    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+        self.inner.save(meta, game, v)
+    }
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        self.inner.load(id)
+    }
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        self.inner.flush()
+    }
+}
+
+#[tokio::test]
+async fn unknown_ids_take_no_cache_slot_from_a_real_game() {
+    let store = Arc::new(CountingStore::default());
+    let registry = Arc::new(Registry::new(store.clone(), 4));
+    for i in 0..4 {
+        create(&registry, &format!("real{i}")).await.unwrap();
+    }
+    for i in 0..100 {
+        let id = format!("unknown{i}");
+        assert_eq!(
+            ply(&registry, &id).await,
+            Err(RegistryError::NotFound { id: id.clone() })
+        );
+        assert!(matches!(
+            play(&registry, &id, "e2e4").await,
+            Err(CallError::Registry(RegistryError::NotFound { .. }))
+        ));
+        assert!(registry.subscribe(&id, 0).await.is_err());
+    }
+    assert_eq!(registry.cached(), 4);
+    let loads = store.loads.load(Ordering::SeqCst);
+    for i in 0..4 {
+        assert_eq!(ply(&registry, &format!("real{i}")).await.unwrap(), 0);
+    }
+    assert_eq!(
+        store.loads.load(Ordering::SeqCst),
+        loads,
+        "a real game was evicted and read again"
+    );
+}
+
+#[tokio::test]
+async fn unknown_games_are_not_found_and_existing_ids_are_kept() {
+    let registry = registry(8);
+    assert!(matches!(
+        ply(&registry, "nope").await,
+        Err(RegistryError::NotFound { .. })
+    ));
+    assert!(create(&registry, "x").await.unwrap());
+    assert_eq!(create(&registry, "x").await, Err(CallError::Exists));
+    let (ply, created) = registry
+        .create(
+            meta("x"),
+            Match::untimed(Position::new()),
+            |_| Ok::<(), CallError>(()),
+            |e, _| e.game().ply(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((ply, created), (0, false));
+}
+
+/// A store whose writes fail: the change must not stay visible.
+struct FailingStore(MemoryStore);
+
+impl GameStore for FailingStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        self.0.create(meta, game)
+    }
+    fn save<'a>(&'a self, _: &'a GameMeta, _: &'a Match, _: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async { Err(StoreError::Io("disk full".into())) })
+    }
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        self.0.load(id)
+    }
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        self.0.flush()
+    }
+}
+
+#[tokio::test]
+async fn a_failed_write_is_not_visible_afterwards() {
+    let registry = Arc::new(Registry::new(Arc::new(FailingStore(MemoryStore::new())), 8));
+    create(&registry, "f").await.unwrap();
+    let err = play(&registry, "f", "e2e4")
+        .await
+        .expect_err("the save fails");
+    assert!(
+        matches!(
+            err,
+            CallError::Registry(RegistryError::Store(StoreError::Io(_)))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(ply(&registry, "f").await.unwrap(), 0);
+}
+
+/// A store with one damaged record.
+struct DamagedStore(MemoryStore);
+
+impl GameStore for DamagedStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        self.0.create(meta, game)
+    }
+    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+        self.0.save(meta, game, v)
+    }
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        if id == "damaged" {
+            return Box::pin(async move {
+                Err(StoreError::DataLoss {
+                    id: id.into(),
+                    reason: "checksum mismatch".into(),
+                })
+            });
+        }
+        self.0.load(id)
+    }
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        self.0.flush()
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_record_is_data_loss_for_that_game_only() {
+    let registry = Arc::new(Registry::new(Arc::new(DamagedStore(MemoryStore::new())), 8));
+    create(&registry, "fine").await.unwrap();
+    let err = ply(&registry, "damaged")
+        .await
+        .expect_err("the record is damaged");
+    assert!(matches!(
+        err,
+        RegistryError::Damaged(StoreError::DataLoss { .. })
+    ));
+    let err = play(&registry, "damaged", "e2e4")
+        .await
+        .expect_err("no play on a damaged game");
+    assert!(matches!(
+        err,
+        CallError::Registry(RegistryError::Damaged(_))
+    ));
+    let created = create(&registry, "damaged").await;
+    assert!(
+        matches!(created, Err(CallError::Registry(RegistryError::Damaged(_)))),
+        "not overwritten: {created:?}"
+    );
+    assert_eq!(play(&registry, "fine", "e2e4").await.unwrap(), 1);
+}
+
+/// A store shared with another writer (another replica) that wins the race for the next
+/// saves: just before each of those saves lands, the other writer plays its next move on
+/// the stored game, so the save finds a newer version and fails with `Conflict`, as a
+/// compare-and-set on a shared database would.
+#[derive(Default)]
+struct RacingStore {
+    inner: MemoryStore,
+    /// The other writer's moves, the next one last.
+    their_moves: Mutex<Vec<&'static str>>,
+    conflicts: AtomicU64,
+}
+
+impl RacingStore {
+    /// The other writer wins the next `moves.len()` saves with these moves, in order.
+    fn race(&self, moves: &[&'static str]) {
+        *self.their_moves.lock().unwrap() = moves.iter().rev().copied().collect();
+    }
+
+    fn conflicts(&self) -> u64 {
+        self.conflicts.load(Ordering::SeqCst)
+    }
+
+    async fn stored_ply(&self, id: &str) -> usize {
+        let stored = self.inner.load(id).await.unwrap().expect("stored");
+        stored.game.game().ply()
+    }
+}
+
+impl GameStore for RacingStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        self.inner.create(meta, game)
+    }
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        expected_version: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let theirs = self.their_moves.lock().unwrap().pop();
+            if let Some(uci) = theirs {
+                let mut stored = self.inner.load(&meta.id).await?.expect("stored").game;
+                let version = stored.version();
+                stored
+                    .play(now_ms(), None, uci)
+                    .expect("their move is legal");
+                self.inner.save(meta, &stored, version).await?;
+            }
+            let saved = self.inner.save(meta, game, expected_version).await;
+            if matches!(saved, Err(StoreError::Conflict { .. })) {
+                self.conflicts.fetch_add(1, Ordering::SeqCst);
+            }
+            saved
+        })
+    }
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        self.inner.load(id)
+    }
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        self.inner.flush()
+    }
+}
+
+/// Plays `uci` at `expected` ply the way the service's Play does: a retry of the move
+/// already played there succeeds without playing, another ply is refused.
+async fn play_at(
+    registry: &Arc<Registry>,
+    id: &str,
+    uci: &'static str,
+    expected: usize,
+) -> Result<usize, CallError> {
+    registry
+        .update(id.to_string(), move |e, now| {
+            let current = e.game().ply();
+            if current != expected {
+                let game = e.game();
+                let retry = game.position_at(expected).is_some_and(|pos| {
+                    pos.parse_move(uci).ok() == game.moves().get(expected).copied()
+                });
+                if retry {
+                    return Ok(current);
+                }
+                return Err(CallError::PlyMismatch { expected, current });
+            }
+            e.play(now, None, uci).map_err(CallError::Refused)?;
+            Ok(e.game().ply())
+        })
+        .await
+}
+
+#[tokio::test]
+async fn a_lost_race_is_decided_again_on_the_stored_game() {
+    let store = Arc::new(RacingStore::default());
+    let registry = Arc::new(Registry::new(store.clone(), 8));
+    create(&registry, "r").await.unwrap();
+
+    // The other writer plays e2e4 first: our e2e4 at ply 0 is then a retry of it,
+    // answered without playing anything twice.
+    store.race(&["e2e4"]);
+    assert_eq!(play_at(&registry, "r", "e2e4", 0).await, Ok(1));
+    assert_eq!(store.conflicts(), 1);
+    assert_eq!(store.stored_ply("r").await, 1);
+    assert_eq!(ply(&registry, "r").await, Ok(1));
+
+    // The other writer plays e7e5 first: our d7d5 at ply 1 is refused with the stored
+    // ply, as on one node.
+    store.race(&["e7e5"]);
+    assert_eq!(
+        play_at(&registry, "r", "d7d5", 1).await,
+        Err(CallError::PlyMismatch {
+            expected: 1,
+            current: 2
+        })
+    );
+    assert_eq!(store.conflicts(), 2);
+    assert_eq!(store.stored_ply("r").await, 2);
+    assert_eq!(ply(&registry, "r").await, Ok(2));
+
+    // Without an expected ply the move is decided on the stored game too: after the
+    // other writer's g1f3 it is black's turn, so white's b1c3 is illegal.
+    store.race(&["g1f3"]);
+    let err = play(&registry, "r", "b1c3")
+        .await
+        .expect_err("not white's turn");
+    assert!(matches!(err, CallError::Refused(_)), "{err:?}");
+    assert_eq!(store.stored_ply("r").await, 3);
+    assert_eq!(ply(&registry, "r").await, Ok(3));
+}
+
+#[tokio::test]
+async fn endless_lost_races_end_in_a_concurrent_change() {
+    let store = Arc::new(RacingStore::default());
+    let registry = Arc::new(Registry::new(store.clone(), 8));
+    create(&registry, "busy").await.unwrap();
+    // The other writer shuffles knights faster than we ever save.
+    store.race(&[
+        "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6",
+    ]);
+    // Each attempt plays a legal move for the side to move in the state it sees.
+    let err = registry
+        .update("busy".to_string(), |e, now| {
+            let m = e.game().legal_moves()[0];
+            let uci = e.game().position().uci(m);
+            e.play(now, None, &uci).map_err(CallError::Refused)
+        })
+        .await
+        .expect_err("the other writer always wins");
+    assert_eq!(
+        err,
+        CallError::Registry(RegistryError::ConcurrentChange { id: "busy".into() })
+    );
+    assert_eq!(store.conflicts(), u64::from(MAX_CONFLICTS) + 1);
+    assert_eq!(
+        store.stored_ply("busy").await,
+        MAX_CONFLICTS as usize + 1,
+        "only the other writer's moves are stored"
+    );
+}

@@ -1,0 +1,321 @@
+//! The calls on games: each reads its request, runs one decision on the game in the
+//! registry (under the game's lock) and answers in `chess.v1` messages.
+
+use crate::auth::Role;
+use crate::lifecycle::{GameMeta, Refusal};
+use crate::pb;
+use crate::pb::legal_moves_request::Position as RequestedPosition;
+use crate::registry::{GameEntry, now_ms};
+use crate::rules::Color;
+
+use super::convert::{self, ply_u32};
+use super::start::RequestedStart;
+use super::validate::{
+    color_from_pb, parse_fen, required_color, validate_game_id, validate_move_text, variant_from_pb,
+};
+use super::views;
+use super::wire::{self, EncodedLegalMoves};
+use super::{ChessService, ServiceError};
+
+/// Checks `expected_ply` against game `e`: ABORTED with the current ply on a mismatch.
+fn check_ply(e: &GameEntry, id: &str, expected: Option<u32>) -> Result<(), ServiceError> {
+    let ply = e.game().ply();
+    match expected {
+        Some(expected) if expected as usize != ply => Err(ServiceError::PlyMismatch {
+            id: id.to_string(),
+            expected,
+            current: ply_u32(ply),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The error for a NewGame on an id that holds a game with another start.
+fn already_exists(existing: &GameEntry) -> ServiceError {
+    ServiceError::GameAlreadyExists {
+        id: existing.meta().id.clone(),
+        existing: convert::describe_start(existing.meta(), existing.lifecycle()),
+    }
+}
+
+impl ChessService {
+    pub(super) async fn new_game(
+        &self,
+        req: pb::NewGameRequest,
+    ) -> Result<pb::NewGameResponse, ServiceError> {
+        let requested = RequestedStart::of(&req)?;
+        // The clock of a timed game starts now.
+        let created_unix_ms = now_ms();
+        let game = requested.game(created_unix_ms);
+        if !req.game_id.is_empty() {
+            let meta = GameMeta {
+                id: req.game_id,
+                variant: requested.variant,
+                start: requested.start.clone(),
+                created_unix_ms,
+            };
+            let existing = move |e: &GameEntry| {
+                if requested.accepts(e) {
+                    Ok(())
+                } else {
+                    Err(already_exists(e))
+                }
+            };
+            let (game, _) = self
+                .registry
+                .create(meta, game, existing, views::game)
+                .await?;
+            return Ok(pb::NewGameResponse { game: Some(game) });
+        }
+        // A server-made id: 128 random bits; a collision is retried, not reported.
+        for _ in 0..3 {
+            let meta = GameMeta {
+                id: new_game_id()?,
+                variant: requested.variant,
+                start: requested.start.clone(),
+                created_unix_ms,
+            };
+            let taken = |e: &GameEntry| Err(already_exists(e));
+            match self
+                .registry
+                .create(meta, game.clone(), taken, views::game)
+                .await
+            {
+                Ok((game, _)) => return Ok(pb::NewGameResponse { game: Some(game) }),
+                Err(ServiceError::GameAlreadyExists { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(ServiceError::Internal(
+            "could not find a free game id".into(),
+        ))
+    }
+
+    pub(super) async fn get_game(
+        &self,
+        req: pb::GetGameRequest,
+    ) -> Result<pb::GetGameResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let game = self.registry.read(&req.game_id, views::game).await?;
+        Ok(pb::GetGameResponse { game: Some(game) })
+    }
+
+    pub(super) async fn play(
+        &self,
+        req: pb::PlayRequest,
+    ) -> Result<pb::PlayResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        validate_move_text(&req.r#move)?;
+        let color = color_from_pb(req.color, "color")?;
+        let id = req.game_id.clone();
+        let text = req.r#move;
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e, now| {
+                let ply = e.game().ply();
+                if let Some(expected) = expected.filter(|&x| x as usize != ply) {
+                    // A retry of the move already played at `expected` succeeds without
+                    // playing anything.
+                    let at = expected as usize;
+                    let game = e.game();
+                    let earlier = game
+                        .position_at(at)
+                        .copied()
+                        .zip(game.moves().get(at).copied());
+                    if let Some((pos, played)) = earlier
+                        && pos.parse_move(&text).is_ok_and(|m| m == played)
+                    {
+                        let mv = convert::move_to_pb(&pos, played);
+                        return Ok((views::game(e, now), mv));
+                    }
+                    return Err(ServiceError::PlyMismatch {
+                        id: id.clone(),
+                        expected,
+                        current: ply_u32(ply),
+                    });
+                }
+                let mv = e
+                    .play(now, color, &text)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "moves are played"))?;
+                Ok((views::game(e, now), mv.into()))
+            })
+            .await
+            .map(|(game, mv)| pb::PlayResponse {
+                game: Some(game),
+                r#move: Some(mv),
+            })
+    }
+
+    /// Takes back the last move. With a role below admin, an ending a player or the clock
+    /// decided (resignation, agreed or claimed draw, flag fall) is final: checked here, at
+    /// the edge, for new requests only (stored histories with such undos replay as ever).
+    /// An ending on the board (mate, stalemate, an automatic draw) may be undone.
+    pub(super) async fn undo(
+        &self,
+        req: pb::UndoRequest,
+        role: Role,
+    ) -> Result<pb::UndoResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = color_from_pb(req.color, "color")?;
+        let id = req.game_id.clone();
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e, now| {
+                check_ply(e, &id, expected)?;
+                let status = e.lifecycle().status();
+                if role < Role::Admin && status.is_over() && status.on_board().is_none() {
+                    return Err(ServiceError::EndingIsFinal {
+                        id: id.clone(),
+                        status,
+                        role,
+                    });
+                }
+                let mv = e
+                    .undo(now, color)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "moves are taken back"))?;
+                Ok((views::game(e, now), mv.into()))
+            })
+            .await
+            .map(|(game, mv)| pb::UndoResponse {
+                game: Some(game),
+                undone: Some(mv),
+            })
+    }
+
+    /// A side's action off the board (resign, offer a draw, answer an offer): the side
+    /// named in `color` (`why` says why it must be), the change made under the game's
+    /// lock, and the game as it then stands.
+    async fn side_action<F>(
+        &self,
+        game_id: String,
+        color: i32,
+        why: &'static str,
+        mut act: F,
+    ) -> Result<pb::Game, ServiceError>
+    where
+        F: FnMut(&mut GameEntry, u64, Color) -> Result<(), Refusal> + Send + 'static,
+    {
+        validate_game_id(&game_id)?;
+        let color = required_color(color, why)?;
+        let id = game_id.clone();
+        self.registry
+            .update(game_id, move |e, now| {
+                act(e, now, color).map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                Ok(views::game(e, now))
+            })
+            .await
+    }
+
+    pub(super) async fn resign(
+        &self,
+        req: pb::ResignRequest,
+    ) -> Result<pb::ResignResponse, ServiceError> {
+        let why = "name the side that resigns";
+        let game = self
+            .side_action(req.game_id, req.color, why, |e, now, c| e.resign(now, c))
+            .await?;
+        Ok(pb::ResignResponse { game: Some(game) })
+    }
+
+    pub(super) async fn offer_draw(
+        &self,
+        req: pb::OfferDrawRequest,
+    ) -> Result<pb::OfferDrawResponse, ServiceError> {
+        let why = "name the side that offers the draw";
+        let game = self
+            .side_action(req.game_id, req.color, why, |e, now, c| {
+                e.offer_draw(now, c)
+            })
+            .await?;
+        Ok(pb::OfferDrawResponse { game: Some(game) })
+    }
+
+    pub(super) async fn respond_to_draw(
+        &self,
+        req: pb::RespondToDrawRequest,
+    ) -> Result<pb::RespondToDrawResponse, ServiceError> {
+        let why = "name the side that answers the offer";
+        let accept = req.accept;
+        let game = self
+            .side_action(req.game_id, req.color, why, move |e, now, c| {
+                e.respond_to_draw(now, c, accept)
+            })
+            .await?;
+        Ok(pb::RespondToDrawResponse { game: Some(game) })
+    }
+
+    pub(super) async fn claim_draw(
+        &self,
+        req: pb::ClaimDrawRequest,
+    ) -> Result<pb::ClaimDrawResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side that claims (the side to move)")?;
+        let text = if req.r#move.trim().is_empty() {
+            None
+        } else {
+            validate_move_text(&req.r#move)?;
+            Some(req.r#move)
+        };
+        let id = req.game_id.clone();
+        let expected = req.expected_ply;
+        self.registry
+            .update(req.game_id, move |e, now| {
+                check_ply(e, &id, expected)?;
+                let mv = e
+                    .claim_draw(now, color, text.as_deref())
+                    .map_err(|r| ServiceError::from_refusal(&id, r, "a draw is claimed"))?;
+                Ok((views::game(e, now), mv.map(pb::Move::from)))
+            })
+            .await
+            .map(|(game, mv)| pb::ClaimDrawResponse {
+                game: Some(game),
+                r#move: mv,
+            })
+    }
+
+    pub(super) async fn legal_moves(
+        &self,
+        req: pb::LegalMovesRequest,
+    ) -> Result<EncodedLegalMoves, ServiceError> {
+        match req.position {
+            Some(RequestedPosition::GameId(id)) => {
+                validate_game_id(&id)?;
+                Ok(self
+                    .registry
+                    .read(&id, |e, _| views::legal_moves(e))
+                    .await?)
+            }
+            Some(RequestedPosition::Fen(fen)) => {
+                let variant = variant_from_pb(req.variant, "variant")?;
+                if let Some(answer) = self.fen_cache.get(&fen, variant) {
+                    return Ok(answer);
+                }
+                // Parsing and generating are CPU work: keep them off the async workers.
+                let cache = self.fen_cache.clone();
+                self.cpu
+                    .run(move || {
+                        let answer =
+                            parse_fen("fen", &fen, variant).map(|p| wire::position_legal_moves(&p));
+                        if let Ok(answer) = &answer {
+                            cache.insert(&fen, variant, answer.clone());
+                        }
+                        answer
+                    })
+                    .await
+                    .map_err(|e| ServiceError::Internal(format!("legal moves by FEN: {e}")))?
+            }
+            None => Err(ServiceError::MissingField {
+                field: "position",
+                why: "set either game_id or fen",
+            }),
+        }
+    }
+}
+
+/// A new server-made game id: 128 random bits as 22 URL-safe characters.
+fn new_game_id() -> Result<String, ServiceError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ServiceError::Internal(format!("no randomness: {e}")))?;
+    Ok(convert::base64url(&bytes))
+}

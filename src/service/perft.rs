@@ -1,0 +1,103 @@
+//! Perft over the API: the one call whose cost the caller chooses, so it is bounded (a
+//! maximum depth, a number of perfts at once), runs on the blocking pool, and stops within
+//! microseconds when its deadline passes or its caller goes away.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::time::Instant;
+
+use super::validate::{parse_fen, variant_from_pb};
+use super::{ChessService, ServiceError};
+use crate::pb;
+use crate::rules::{self, Position, Variant};
+
+/// Perft limits: perft is the one call whose cost the caller chooses.
+#[derive(Debug, Clone, Copy)]
+pub struct PerftLimits {
+    /// The deepest perft accepted (depth 10 from the start is about 69 trillion nodes).
+    pub max_depth: u32,
+    /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED.
+    pub max_concurrent: usize,
+}
+
+impl ChessService {
+    /// Perft handles its own deadline (rather than the generic one in [`Self::call`]): at
+    /// the deadline it raises the stop flag and waits for the count to stop, so when the
+    /// caller reads DEADLINE_EXCEEDED the cores and the perft slot are already free.
+    pub(super) async fn perft(
+        &self,
+        req: pb::PerftRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::PerftResponse, ServiceError> {
+        let variant = variant_from_pb(req.variant, "variant")?;
+        if req.depth > self.perft.max_depth {
+            return Err(ServiceError::DepthTooLarge {
+                depth: req.depth,
+                max: self.perft.max_depth,
+            });
+        }
+        let pos = if req.fen.is_empty() {
+            if variant == Variant::Chess960 {
+                return Err(ServiceError::FenRequired {
+                    why: "a Chess960 perft needs the start position as a FEN",
+                });
+            }
+            Position::new()
+        } else {
+            parse_fen("fen", &req.fen, variant)?
+        };
+        let permit = self.perft_slots.clone().try_acquire_owned().map_err(|_| {
+            ServiceError::TooManyPerfts {
+                max: self.perft.max_concurrent,
+            }
+        })?;
+        let threads = (req.threads as usize).min(rules::perft::available_threads());
+        let stop = Arc::new(AtomicBool::new(false));
+        // Dropping this future (deadline passed, caller hung up) raises the stop flag; the
+        // count checks it at every node of depth 3 or more, so it stops in microseconds.
+        let _raise = RaiseOnDrop(stop.clone());
+        let (depth, divide) = (req.depth, req.divide);
+        let flag = stop.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _permit = permit; // held while computing, released when the count stops
+            rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
+        });
+        let joined = match deadline {
+            None => task.await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = task.await;
+                    return Err(ServiceError::DeadlineExceeded { method: "Perft" });
+                }
+            },
+        };
+        let (pos, result) = joined
+            .map_err(|e| ServiceError::Internal(format!("perft task: {e}")))?
+            .map_err(|_| ServiceError::Cancelled)?;
+        let mut divide: Vec<pb::PerftDivide> = result
+            .divide
+            .iter()
+            .map(|&(m, nodes)| pb::PerftDivide {
+                r#move: pos.uci(m),
+                nodes,
+            })
+            .collect();
+        divide.sort_unstable_by(|a, b| a.r#move.cmp(&b.r#move));
+        Ok(pb::PerftResponse {
+            nodes: result.nodes,
+            divide,
+        })
+    }
+}
+
+/// Raises a stop flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}

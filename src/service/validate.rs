@@ -1,0 +1,133 @@
+//! Request validation: request fields become checked domain types, or a
+//! [`ServiceError`] naming the field and saying what to send instead.
+
+use crate::lifecycle::TimeControl;
+use crate::pb;
+use crate::rules::{Color, MoveTextError, Position, Variant};
+
+use super::error::ServiceError;
+
+/// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
+/// short enough to keep keys and log lines small.
+pub const MAX_GAME_ID_LEN: usize = 64;
+/// The longest move text accepted (the rules engine's limit: the longest SAN is ~10).
+pub const MAX_MOVE_TEXT_LEN: usize = crate::rules::san::MAX_SAN_LEN;
+/// The longest FEN accepted (the rules engine's limit; a real FEN is under 100 bytes).
+pub const MAX_FEN_LEN: usize = crate::rules::fen::MAX_FEN_LEN;
+
+/// Reads a `Variant` field: unspecified means standard; unknown numbers are refused.
+pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, ServiceError> {
+    match pb::Variant::try_from(value) {
+        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Ok(Variant::Standard),
+        Ok(pb::Variant::Chess960) => Ok(Variant::Chess960),
+        Err(_) => Err(ServiceError::InvalidVariant { field, value }),
+    }
+}
+
+/// Reads a `Color` field: unspecified is `None` (no side named); unknown numbers are
+/// refused.
+pub fn color_from_pb(value: i32, field: &'static str) -> Result<Option<Color>, ServiceError> {
+    match pb::Color::try_from(value) {
+        Ok(pb::Color::Unspecified) => Ok(None),
+        Ok(pb::Color::White) => Ok(Some(Color::White)),
+        Ok(pb::Color::Black) => Ok(Some(Color::Black)),
+        Err(_) => Err(ServiceError::InvalidColor { field, value }),
+    }
+}
+
+/// Reads a `Color` field that must name a side.
+pub fn required_color(value: i32, why: &'static str) -> Result<Color, ServiceError> {
+    color_from_pb(value, "color")?.ok_or(ServiceError::MissingField {
+        field: "color",
+        why,
+    })
+}
+
+/// Reads an optional time control.
+pub fn time_control_from_pb(
+    tc: Option<&pb::TimeControl>,
+) -> Result<Option<TimeControl>, ServiceError> {
+    tc.map(|tc| {
+        TimeControl::new(tc.initial_ms, tc.increment_ms)
+            .map_err(|source| ServiceError::InvalidTimeControl { source })
+    })
+    .transpose()
+}
+
+/// Parses a FEN request field. An empty field is the caller's business (it usually
+/// means "the standard start"), so it is refused here only as a malformed FEN.
+pub fn parse_fen(
+    field: &'static str,
+    fen: &str,
+    variant: Variant,
+) -> Result<Position, ServiceError> {
+    Position::from_fen(fen, variant).map_err(|source| ServiceError::InvalidFen { field, source })
+}
+
+/// Checks a caller-chosen game id: 1..=64 URL-safe characters (RFC 3986 unreserved).
+pub fn validate_game_id(id: &str) -> Result<(), ServiceError> {
+    if id.is_empty() {
+        return Err(ServiceError::MissingField {
+            field: "game_id",
+            why: "name the game (the id NewGame returned)",
+        });
+    }
+    if id.len() > MAX_GAME_ID_LEN {
+        return Err(ServiceError::InvalidGameId {
+            why: format!(
+                "it is {} bytes long; at most {MAX_GAME_ID_LEN} are allowed",
+                id.len()
+            ),
+        });
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~')))
+    {
+        return Err(ServiceError::InvalidGameId {
+            why: format!("character {c:?} is not allowed; use only A-Z a-z 0-9 - _ . ~"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks move text before it reaches a position: present and within the length limit.
+pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
+    if text.trim().is_empty() {
+        return Err(ServiceError::MissingField {
+            field: "move",
+            why: "give a move in UCI (e2e4) or SAN (Nf3)",
+        });
+    }
+    if text.len() > MAX_MOVE_TEXT_LEN {
+        return Err(ServiceError::InvalidMoveText(MoveTextError::TooLong {
+            len: text.len(),
+        }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_ids_are_checked() {
+        assert!(validate_game_id("match-2024.11_a~b").is_ok());
+        assert!(matches!(
+            validate_game_id(""),
+            Err(ServiceError::MissingField {
+                field: "game_id",
+                ..
+            })
+        ));
+        assert!(matches!(
+            validate_game_id("a/b"),
+            Err(ServiceError::InvalidGameId { .. })
+        ));
+        assert!(matches!(
+            validate_game_id(&"x".repeat(65)),
+            Err(ServiceError::InvalidGameId { .. })
+        ));
+    }
+}
