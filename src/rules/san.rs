@@ -140,7 +140,7 @@ impl Position {
     /// ```
     /// use chess_service::rules::{Position, Variant};
     ///
-    /// let pos = Position::from_fen("4k3/8/8/8/8/8/8/R3K2R w K - 0 1", Variant::Standard).unwrap();
+    /// let pos = Position::from_fen("4k3/8/8/8/8/8/4K3/R6R w - - 0 1", Variant::Standard).unwrap();
     /// let m = pos.parse_uci("a1a8").unwrap();
     /// assert_eq!(pos.san(m), "Ra8+");
     /// let m = pos.parse_uci("h1d1").unwrap();
