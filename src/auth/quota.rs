@@ -105,13 +105,14 @@ impl Quotas {
         if let Some(calls) = &self.calls {
             calls.take(caller, now)?;
         }
-        if creates_game && let Some(games) = &self.games {
-            if let Err(limited) = games.take(caller, now) {
-                if let Some(calls) = &self.calls {
-                    calls.give_back(caller);
-                }
-                return Err(limited);
+        if creates_game
+            && let Some(games) = &self.games
+            && let Err(limited) = games.take(caller, now)
+        {
+            if let Some(calls) = &self.calls {
+                calls.give_back(caller);
             }
+            return Err(limited);
         }
         Ok(())
     }

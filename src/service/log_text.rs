@@ -33,8 +33,7 @@ impl<'a> Clean<'a> {
 
 impl fmt::Display for Clean<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut written = 0;
-        for c in self.text.chars() {
+        for (written, c) in self.text.chars().enumerate() {
             if written == self.max_chars {
                 return write!(f, "...({} bytes in all)", self.text.len());
             }
@@ -43,7 +42,6 @@ impl fmt::Display for Clean<'_> {
             } else {
                 write!(f, "{}", c.escape_default())?;
             }
-            written += 1;
         }
         Ok(())
     }

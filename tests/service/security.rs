@@ -800,9 +800,9 @@ fn grpcurl() -> Option<PathBuf> {
             .map(|p| {
                 std::env::split_paths(&p)
                     .map(|d| d.join("grpcurl"))
-                    .collect()
+                    .collect::<Vec<PathBuf>>()
             })
-            .unwrap_or_else(Vec::<PathBuf>::new),
+            .unwrap_or_default(),
     );
     for candidate in candidates {
         if candidate.is_file() {
