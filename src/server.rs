@@ -122,8 +122,10 @@ pub enum ServerError {
     /// The runtime's worker threads cannot start.
     #[error("cannot start worker threads: {0}")]
     Threads(std::io::Error),
+    /// The token file cannot be loaded.
     #[error("{0}")]
     Tokens(auth::TokenFileError),
+    /// TLS cannot be set up from the configured files.
     #[error("{0}")]
     Tls(tls::TlsError),
 }

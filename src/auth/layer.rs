@@ -155,6 +155,7 @@ pub struct AuthLayer {
 }
 
 impl AuthLayer {
+    /// A layer that checks every call against `gate`.
     pub fn new(gate: Arc<Gate>) -> AuthLayer {
         AuthLayer { gate }
     }

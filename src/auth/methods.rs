@@ -45,8 +45,11 @@ pub enum Access {
     Open,
     /// A token with at least this role; `creates_game` counts against the games quota.
     Needs {
+        /// The method's name, for messages and quotas.
         method: &'static str,
+        /// The least role that may call it.
         role: Role,
+        /// Whether the call creates a game (NewGame, ImportGame).
         creates_game: bool,
     },
 }

@@ -17,13 +17,22 @@ const MAX_NAME_LEN: usize = 64;
 /// Why a token file was refused (the server keeps the previous one on a reload).
 #[derive(Debug, thiserror::Error)]
 pub enum TokenFileError {
+    /// The file cannot be read.
     #[error("cannot read the token file {path}: {source}")]
     Read {
+        /// The token file.
         path: String,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// A line of the file is malformed.
     #[error("token file line {line}: {why}")]
-    Line { line: usize, why: String },
+    Line {
+        /// The line number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// One token: who it names, what it may do, and the SHA-256 of the token.

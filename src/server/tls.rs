@@ -33,18 +33,41 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// The certificate file cannot be read or holds no PEM certificate.
     #[error("cannot read PEM certificates from {path}: {why}")]
-    Certs { path: String, why: String },
-    #[error("cannot read a PEM private key from {path}: {why}")]
-    Key { path: String, why: String },
-    #[error("the key in {key} does not fit the certificate in {cert}: {why}")]
-    Mismatch {
-        cert: String,
-        key: String,
+    Certs {
+        /// The certificate file.
+        path: String,
+        /// What went wrong.
         why: String,
     },
+    /// The key file cannot be read or holds no PEM private key.
+    #[error("cannot read a PEM private key from {path}: {why}")]
+    Key {
+        /// The key file.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The private key does not belong to the certificate.
+    #[error("the key in {key} does not fit the certificate in {cert}: {why}")]
+    Mismatch {
+        /// The certificate file.
+        cert: String,
+        /// The key file.
+        key: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// The client CA file cannot be read or used to verify client certificates.
     #[error("cannot use the client CA {path}: {why}")]
-    ClientCa { path: String, why: String },
+    ClientCa {
+        /// The client CA file.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// rustls refused the configuration.
     #[error("cannot build the TLS configuration: {0}")]
     Config(String),
 }
@@ -52,7 +75,9 @@ pub enum TlsError {
 /// The files of the server's TLS identity.
 #[derive(Clone, Debug)]
 pub struct TlsFiles {
+    /// PEM certificate chain, the leaf first.
     pub cert: PathBuf,
+    /// PEM private key of the leaf certificate.
     pub key: PathBuf,
     /// CA whose certificates clients must present (mutual TLS), if any.
     pub client_ca: Option<PathBuf>,

@@ -34,7 +34,9 @@ pub enum ServiceError {
     /// A FEN that does not describe a legal position (`field` is the request field).
     #[error("invalid FEN in '{field}': {source}")]
     InvalidFen {
+        /// The request field that held the FEN.
         field: &'static str,
+        /// What is wrong with the FEN.
         source: FenError,
     },
     /// Move text that is neither UCI nor SAN.
@@ -46,123 +48,258 @@ pub enum ServiceError {
     /// SAN that fits more than one legal move.
     #[error("{0}")]
     AmbiguousMove(MoveTextError),
+    /// The game has ended, so it takes no more moves, offers or claims.
     #[error("game '{id}' is over ({status}); undo a move to continue it")]
-    GameOver { id: String, status: Status },
+    GameOver {
+        /// The game.
+        id: String,
+        /// How it ended.
+        status: Status,
+    },
+    /// Undo on a game that has no move to take back.
     #[error("game '{id}' is at its start position: there is no move to undo")]
-    NothingToUndo { id: String },
+    NothingToUndo {
+        /// The game.
+        id: String,
+    },
+    /// The caller named a side that is not the side to move.
     #[error(
         "it is {to_move}'s turn in game '{id}', not {color}'s: {action} only for the side to move"
     )]
     NotYourTurn {
+        /// The game.
         id: String,
+        /// The side the caller named.
         color: Color,
+        /// The side whose turn it is.
         to_move: Color,
+        /// What only the side to move may do ("moves are played"), for the message.
         action: &'static str,
     },
+    /// Undo named a side that did not make the last move.
     #[error(
         "the last move in game '{id}' was {last_mover}'s; {color} cannot take it back (name the side whose move it is, or no side)"
     )]
     NotYourMove {
+        /// The game.
         id: String,
+        /// The side the caller named.
         color: Color,
+        /// The side that made the last move.
         last_mover: Color,
     },
+    /// A draw offer while an offer is already pending.
     #[error("{}", pending_offer(id, *by, *color))]
-    DrawOfferPending { id: String, by: Color, color: Color },
+    DrawOfferPending {
+        /// The game.
+        id: String,
+        /// The side that made the pending offer.
+        by: Color,
+        /// The side the request was made for.
+        color: Color,
+    },
+    /// An answer to a draw offer when none is pending.
     #[error("no draw offer is pending in game '{id}'; offer one with OfferDraw")]
-    NoDrawOffer { id: String },
+    NoDrawOffer {
+        /// The game.
+        id: String,
+    },
+    /// The side that made the pending draw offer tried to answer it.
     #[error(
         "{color} made the pending draw offer in game '{id}'; only {} can accept or decline it",
         !*color
     )]
-    OwnDrawOffer { id: String, color: Color },
+    OwnDrawOffer {
+        /// The game.
+        id: String,
+        /// The side that made the offer (and tried to answer it).
+        color: Color,
+    },
+    /// A draw claim the position does not support.
     #[error("game '{id}': {why}")]
-    ClaimRefused { id: String, why: String },
+    ClaimRefused {
+        /// The game.
+        id: String,
+        /// Why the claim does not hold.
+        why: String,
+    },
+    /// A watch asked to start from a version beyond the game's next one.
     #[error(
         "game '{id}' is at version {current}; from_version {from} is ahead of it (the most is {current} + 1, which streams only new events)"
     )]
-    VersionAhead { id: String, from: u64, current: u64 },
+    VersionAhead {
+        /// The game.
+        id: String,
+        /// The `from_version` the caller asked for.
+        from: u64,
+        /// The game's current version.
+        current: u64,
+    },
+    /// A time control the lifecycle does not accept.
     #[error("invalid time_control.{}: {source}", source.field())]
-    InvalidTimeControl { source: TimeControlError },
+    InvalidTimeControl {
+        /// Which value is wrong, and why.
+        source: TimeControlError,
+    },
+    /// A Color enum value that is not a known Color.
     #[error("invalid {field}: {value} is not a known Color; use COLOR_WHITE or COLOR_BLACK")]
-    InvalidColor { field: &'static str, value: i32 },
+    InvalidColor {
+        /// The request field.
+        field: &'static str,
+        /// The value sent.
+        value: i32,
+    },
+    /// No game is stored under this id.
     #[error("no game with id '{id}'; create it with NewGame")]
-    GameNotFound { id: String },
+    GameNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// Other writers kept changing the game first, more often than this call retries.
     #[error(
         "game '{id}' kept changing under this call (other writers changed it first, again and again); read it (GetGame) and retry"
     )]
-    ConcurrentChange { id: String },
+    ConcurrentChange {
+        /// The game.
+        id: String,
+    },
+    /// The caller's `expected_ply` is not the game's ply (it decided on a stale position).
     #[error(
         "game '{id}' is at ply {current}, not the expected ply {expected}; read the game (GetGame) and decide again at ply {current}"
     )]
     PlyMismatch {
+        /// The game.
         id: String,
+        /// The ply the caller expected.
         expected: u32,
+        /// The game's actual ply.
         current: u32,
     },
+    /// A caller-chosen game id that is already taken (by a game with another start).
     #[error(
         "game '{id}' already exists with another start ({existing}); choose another game_id, or repeat the request with no start or the same start to get the existing game"
     )]
-    GameAlreadyExists { id: String, existing: String },
+    GameAlreadyExists {
+        /// The id.
+        id: String,
+        /// The existing game's start, as described in the message.
+        existing: String,
+    },
+    /// A game id that breaks the id rules.
     #[error("invalid game_id: {why}")]
-    InvalidGameId { why: String },
+    InvalidGameId {
+        /// Which rule it breaks.
+        why: String,
+    },
+    /// A required request field was left empty.
     #[error("missing {field}: {why}")]
     MissingField {
+        /// The request field.
         field: &'static str,
+        /// Why it is needed.
         why: &'static str,
     },
+    /// Request fields that cannot be given together.
     #[error("{why}")]
     ConflictingFields {
+        /// The request fields in conflict.
         fields: &'static [&'static str],
+        /// Why they conflict, and what to send instead.
         why: &'static str,
     },
+    /// A Variant enum value that is unknown.
     #[error(
         "invalid {field}: {value} is not a known Variant; use VARIANT_STANDARD or VARIANT_CHESS960"
     )]
-    InvalidVariant { field: &'static str, value: i32 },
+    InvalidVariant {
+        /// The request field.
+        field: &'static str,
+        /// The value sent.
+        value: i32,
+    },
+    /// A Chess960 position number outside 0 to 959.
     #[error(
         "invalid chess960_position: {n} does not exist; Chess960 positions are numbered 0 to 959"
     )]
-    InvalidChess960Position { n: u32 },
+    InvalidChess960Position {
+        /// The number sent.
+        n: u32,
+    },
+    /// A perft depth above the server's configured maximum.
     #[error(
         "depth {depth} is above this server's maximum perft depth {max}; ask for depth {max} or less"
     )]
-    DepthTooLarge { depth: u32, max: u32 },
+    DepthTooLarge {
+        /// The depth asked for.
+        depth: u32,
+        /// The server's maximum perft depth.
+        max: u32,
+    },
+    /// A request that needs a FEN sent none (a Chess960 perft).
     #[error("{why}")]
-    FenRequired { why: &'static str },
+    FenRequired {
+        /// Why a FEN is needed.
+        why: &'static str,
+    },
+    /// Every perft slot is busy (or perft is turned off: `max` is 0).
     #[error("{}", too_many_perfts(*max))]
-    TooManyPerfts { max: usize },
+    TooManyPerfts {
+        /// How many perfts the server runs at once.
+        max: usize,
+    },
+    /// The call's deadline passed before it finished.
     #[error("the deadline of the call passed before {method} finished")]
-    DeadlineExceeded { method: &'static str },
-    #[error("the call was cancelled")]
-    Cancelled,
-    #[error("{0}")]
-    DataLoss(StoreError),
-    #[error("{0}")]
-    Store(StoreError),
-    #[error("the server is shutting down; retry on another instance or after it restarts")]
-    ShuttingDown,
-    #[error("internal error: {0}")]
-    Internal(String),
-    #[error("this server needs a token: send the header 'authorization: Bearer TOKEN'")]
-    TokenMissing,
-    #[error("the bearer token is not one this server knows; ask its operator for a token")]
-    TokenUnknown,
-    #[error("{caller} has the role {role}; {method} needs the role {needed} or above")]
-    RoleForbids {
-        caller: String,
-        role: Role,
-        needed: Role,
+    DeadlineExceeded {
+        /// The method that ran out of time.
         method: &'static str,
     },
+    /// The caller cancelled the call (or hung up).
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The stored game is damaged and cannot be served.
+    #[error("{0}")]
+    DataLoss(StoreError),
+    /// The store failed (I/O); the game itself is not known to be damaged.
+    #[error("{0}")]
+    Store(StoreError),
+    /// The server (and its store) is shutting down.
+    #[error("the server is shutting down; retry on another instance or after it restarts")]
+    ShuttingDown,
+    /// A bug: something that should not happen did.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// The server needs a bearer token and the call sent none.
+    #[error("this server needs a token: send the header 'authorization: Bearer TOKEN'")]
+    TokenMissing,
+    /// The bearer token is not in the server's token table.
+    #[error("the bearer token is not one this server knows; ask its operator for a token")]
+    TokenUnknown,
+    /// The caller's role is below the one the method needs.
+    #[error("{caller} has the role {role}; {method} needs the role {needed} or above")]
+    RoleForbids {
+        /// The caller's name.
+        caller: String,
+        /// The caller's role.
+        role: Role,
+        /// The least role the method needs.
+        needed: Role,
+        /// The method called.
+        method: &'static str,
+    },
+    /// Undo of an ending that is not on the board (resignation, agreed draw, timeout) by a
+    /// caller below admin.
     #[error(
         "game '{id}' is over ({status}); with the role {role} that ending is final: only the role admin may undo it"
     )]
     EndingIsFinal {
+        /// The game.
         id: String,
+        /// How it ended.
         status: Status,
+        /// The caller's role.
         role: Role,
     },
+    /// The caller is over one of its quotas.
     #[error(
         "over this caller's quota of {} {}; retry in {} ms",
         .0.limit,

@@ -36,25 +36,44 @@ pub use sled_store::{Durability, SledConfig, SledStore};
 /// A game read back from the store, already replayed.
 #[derive(Clone, Debug)]
 pub struct LoadedGame {
+    /// What the game was created with (its id, start and settings).
     pub meta: GameMeta,
+    /// The game, replayed through the rules and the lifecycle.
     pub game: Match,
 }
 
 /// What can go wrong in a store.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
+    /// `create` with an id that is already stored.
     #[error("a game with id '{id}' already exists")]
-    AlreadyExists { id: String },
+    AlreadyExists {
+        /// The id.
+        id: String,
+    },
+    /// A stored record fails its checksum or its replay; only this game is affected.
     #[error("stored game '{id}' is damaged and cannot be served: {reason}")]
-    DataLoss { id: String, reason: String },
+    DataLoss {
+        /// The damaged game.
+        id: String,
+        /// What is wrong with its record.
+        reason: String,
+    },
+    /// The backend failed to read or write.
     #[error("storage failure: {0}")]
     Io(String),
+    /// The store has been shut down and takes no more calls.
     #[error("the store is shut down")]
     Closed,
     /// Another writer changed the game first: it is stored at version `current`, not at
     /// the version the save expected. Read it again and decide again.
     #[error("game '{id}' was changed by another writer: it is at version {current} now")]
-    Conflict { id: String, current: u64 },
+    Conflict {
+        /// The game.
+        id: String,
+        /// The version it is stored at now.
+        current: u64,
+    },
 }
 
 /// A store call's result, resolved once the work is done (for writes: once durable).
@@ -69,10 +88,12 @@ impl Durable {
         Durable(Box::pin(std::future::ready(Ok(()))))
     }
 
+    /// A ticket that resolves when `fut` does (the backend's flush of the write).
     pub fn new(fut: impl Future<Output = Result<(), StoreError>> + Send + 'static) -> Durable {
         Durable(Box::pin(fut))
     }
 
+    /// Waits until the write is durable, or fails with the store's error.
     pub async fn wait(self) -> Result<(), StoreError> {
         self.0.await
     }
