@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::common::server::{Server, error_info, expect_error};
 use chess_service::pb::{self, chess_service_client::ChessServiceClient};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
-use crate::common::server::{Server, error_info, expect_error};
 use sha2::{Digest, Sha256};
 use tonic::Code;
 use tonic::metadata::MetadataValue;
