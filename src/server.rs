@@ -45,9 +45,21 @@ pub struct Config {
     /// Address to listen on (port 0 picks a free port; the log says which).
     #[arg(long, env = "CHESS_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: String,
-    /// Directory of the embedded game store.
+    /// Directory of the embedded game store (unused with --database-url).
     #[arg(long, env = "CHESS_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// Keep games in this PostgreSQL database instead of the embedded store
+    /// (`postgres://user:password@host:5432/dbname`): any number of replicas may share
+    /// it. The schema is created or migrated at start.
+    #[arg(long, env = "CHESS_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Connections to the database each replica keeps at most.
+    #[arg(long, env = "CHESS_DATABASE_POOL_SIZE", default_value_t = 16)]
+    pub database_pool_size: usize,
+    /// The longest one database step (getting a connection, connecting, a statement) may
+    /// take; past it the call fails with UNAVAILABLE. Keep it below callers' deadlines.
+    #[arg(long, env = "CHESS_DATABASE_TIMEOUT_MS", default_value_t = 2000)]
+    pub database_timeout_ms: u64,
     /// When a change counts as durable before it is acknowledged: fsync (flushed and
     /// fsynced: survives kill -9 and power loss), flush (survives kill -9 of the process,
     /// not power loss) or none (answered before it is written).

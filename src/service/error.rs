@@ -137,6 +137,10 @@ pub enum ServiceError {
     Store(StoreError),
     #[error("the server is shutting down; retry on another instance or after it restarts")]
     ShuttingDown,
+    /// The game database cannot be reached: nothing was changed that is known to be lost;
+    /// retry with backoff.
+    #[error("{0}; retry with backoff")]
+    StoreUnavailable(StoreError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -212,7 +216,8 @@ impl ServiceError {
                 existing: "a game stored under this id".into(),
             },
             StoreError::Closed => ServiceError::ShuttingDown,
-            StoreError::Io(_) => ServiceError::Store(e),
+            StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
+            StoreError::Io(_) | StoreError::Conflict { .. } => ServiceError::Store(e),
         }
     }
 
@@ -250,7 +255,7 @@ impl ServiceError {
             Cancelled => Code::Cancelled,
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
-            ShuttingDown => Code::Unavailable,
+            ShuttingDown | StoreUnavailable(_) => Code::Unavailable,
         }
     }
 
@@ -288,6 +293,7 @@ impl ServiceError {
             DataLoss(_) => "DATA_LOSS",
             Store(_) => "STORE_FAILURE",
             ShuttingDown => "SHUTTING_DOWN",
+            StoreUnavailable(_) => "STORE_UNAVAILABLE",
             Internal(_) => "INTERNAL",
         }
     }

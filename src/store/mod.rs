@@ -25,9 +25,11 @@ use crate::rules::Variant;
 pub mod codec;
 pub mod crash_journal;
 pub mod group_commit;
+pub mod postgres;
 pub mod sled_store;
 
 pub use group_commit::GroupCommitStats;
+pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{Durability, SledConfig, SledStore};
 
 /// How a game started: what the store needs to rebuild the start position.
@@ -69,6 +71,23 @@ pub enum StoreError {
     Io(String),
     #[error("the store is shut down")]
     Closed,
+    /// A shared store moved on: the game's stored version is `current`, not the one the
+    /// write expected. The caller reloads and decides again.
+    #[error("game '{id}' changed meanwhile (now at version {current})")]
+    Conflict { id: String, current: u64 },
+    /// The database cannot be reached or did not answer in time; retrying later may
+    /// succeed. Nothing is known to be lost.
+    #[error("the game database is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A change a shared store announces (see [`PgStore::changes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreChange {
+    /// Game `id` was committed at `version` (by any replica).
+    Game { id: String, version: u64 },
+    /// Announcements may have been missed (the feed reconnected): re-check what you hold.
+    Resync,
 }
 
 /// Resolves once a write is durable. Dropping it does not undo the write.
