@@ -13,6 +13,8 @@ mod postgres;
 mod rng;
 #[path = "common/server.rs"]
 mod server;
+#[path = "replicas/store.rs"]
+mod store;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

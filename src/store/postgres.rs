@@ -261,7 +261,8 @@ impl PgStore {
             .build()
             .map_err(|e| StoreError::Io(format!("cannot build the database pool: {e}")))?;
         let (changes, _) = broadcast::channel(4096);
-        let (healthy, _) = watch::channel(true);
+        // Healthy once the listener is listening (below).
+        let (healthy, _) = watch::channel(false);
         let inner = Arc::new(Inner {
             pool,
             timeout: config.timeout,
@@ -272,6 +273,16 @@ impl PgStore {
         inner.warn_if_not_durable().await?;
         let listener = tokio::spawn(listen(Arc::downgrade(&inner), pg, config.timeout));
         let sweeper = tokio::spawn(sweep(Arc::downgrade(&inner), config.sweep_interval));
+        // Serve only with the change feed live, so no change after start is missed.
+        let mut up = inner.healthy.subscribe();
+        let listening = tokio::time::timeout(config.timeout, up.wait_for(|up| *up)).await;
+        if !matches!(listening, Ok(Ok(_))) {
+            listener.abort();
+            sweeper.abort();
+            return Err(StoreError::Unavailable(
+                "cannot LISTEN for changes on the database".into(),
+            ));
+        }
         Ok(PgStore {
             inner,
             tasks: vec![listener, sweeper],
@@ -694,9 +705,8 @@ async fn listen_once(
         let Some(strong) = inner.upgrade() else {
             return "the store is closed".into();
         };
-        if !strong.healthy.send_replace(true) {
-            tracing::info!("the database is reachable again");
-        }
+        strong.healthy.send_replace(true);
+        tracing::info!("listening for game changes on the database");
         // Changes may have been missed while not listening.
         let _ = strong.changes.send(StoreChange::Resync);
     }
