@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position};
 use chess_service::store::codec;
-use chess_service::store::{
-    Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
-};
+use chess_service::store::{Durability, GameMeta, SledConfig, SledStore, Start, StoreError};
 use corpus_games::corpus_games;
 #[path = "../tests/common/rng.rs"]
 mod rng;

@@ -39,7 +39,7 @@ use crate::rules::{Color, Game, Move, Position};
 use crate::service::ServiceError;
 use crate::service::convert;
 use crate::service::wire::{self, EncodedLegalMoves};
-use crate::store::{GameMeta, GameStore, StoreError};
+use crate::store::{GameMeta, GameStore, StoreChange, StoreError};
 
 /// The server's clock, Unix milliseconds: the time every call is charged at.
 pub fn now_ms() -> u64 {
@@ -50,6 +50,10 @@ pub fn now_ms() -> u64 {
 
 /// Spectator events buffered per game for the slowest subscriber, by default.
 pub const DEFAULT_WATCH_BUFFER: usize = 256;
+
+/// How many times one update is decided again after another writer changed its game
+/// first, before it gives up with ABORTED.
+const MAX_CONFLICTS: u32 = 8;
 
 /// A loaded game, the SAN of its moves (kept move by move, so no call recomputes the
 /// whole list), the API views of it computed since its last change, its spectators'
@@ -144,6 +148,31 @@ impl GameEntry {
                 .map_or_else(String::new, |pos| pos.san(game.moves()[ply]));
             self.san.push(san);
         }
+    }
+
+    /// Takes `game`, as another replica stored it, in place of this entry's older state,
+    /// and sends the spectators the events in between, so their streams go on without a
+    /// gap. (A game's log only grows, so the stored game extends this one.)
+    fn catch_up(&mut self, meta: GameMeta, game: Match) {
+        let from = self.game.version() + 1;
+        if let Some(tx) = &self.events {
+            if tx.receiver_count() > 0 {
+                match game.records_since(from) {
+                    Ok(records) => {
+                        for record in &records {
+                            let _ = tx.send(Arc::new(convert::event_to_pb(&meta, record)));
+                        }
+                    }
+                    // Cannot replay: close the channel; spectators catch up from the store.
+                    Err(_) => self.events = None,
+                }
+            }
+        }
+        self.meta = meta;
+        self.game = game;
+        self.san = self.game.game().san_moves();
+        self.view = None;
+        self.legal = None;
     }
 
     /// Records a flag that fell by `now`. True if one did.
@@ -365,13 +394,14 @@ impl Registry {
     async fn lock_loaded(&self, id: &str) -> Result<OwnedMutexGuard<CellState>, ServiceError> {
         let cell = self.cell(id)?;
         let mut guard = cell.lock_owned().await;
+        self.fill(&mut guard, id).await?;
+        Ok(guard)
+    }
+
+    /// Reads game `id` from the store into its locked cell, unless it is there already.
+    async fn fill(&self, guard: &mut CellState, id: &str) -> Result<(), ServiceError> {
         if matches!(*guard, CellState::Unloaded) {
-            let store = self.store.clone();
-            let key = id.to_string();
-            let loaded = tokio::task::spawn_blocking(move || store.load(&key))
-                .await
-                .map_err(|e| ServiceError::Internal(format!("loading a game: {e}")))?;
-            match loaded {
+            match self.store.load(id).await {
                 Ok(Some(loaded)) => {
                     *guard = CellState::Loaded(Box::new(GameEntry::new(loaded.meta, loaded.game)))
                 }
@@ -383,20 +413,143 @@ impl Registry {
                 Err(e) => return Err(ServiceError::from_store(e)),
             }
         }
-        Ok(guard)
+        Ok(())
+    }
+
+    /// On a store other replicas write too, makes the locked cell hold the stored game:
+    /// one version read when it is unchanged, a load (and the spectators told what
+    /// changed) when another replica changed it. Nothing to do on a store only this
+    /// process writes.
+    async fn refresh(&self, guard: &mut CellState, id: &str) -> Result<(), ServiceError> {
+        if !self.store.shared() {
+            return Ok(());
+        }
+        let CellState::Loaded(entry) = guard else {
+            return self.fill(guard, id).await;
+        };
+        let stored = self
+            .store
+            .stored_version(id)
+            .await
+            .map_err(ServiceError::from_store)?;
+        if stored == Some(entry.game.version()) {
+            return Ok(());
+        }
+        match self.store.load(id).await {
+            Ok(Some(loaded)) if loaded.game.version() > entry.game.version() => {
+                entry.catch_up(loaded.meta, loaded.game);
+            }
+            // Not newer (cannot happen: versions only grow) or gone: read it afresh.
+            Ok(_) => {
+                *guard = CellState::Unloaded;
+                self.fill(guard, id).await?;
+            }
+            Err(e @ StoreError::DataLoss { .. }) => {
+                tracing::error!(game_id = %id, error = %e, "stored game is damaged; answering DATA_LOSS for it");
+                *guard = CellState::Damaged(e);
+            }
+            Err(e) => return Err(ServiceError::from_store(e)),
+        }
+        Ok(())
+    }
+
+    /// Follows the changes other replicas make (a shared store's feed): a watched game
+    /// changed elsewhere is read and its new events streamed to the spectators here; and
+    /// every second every watched game is checked, in case an announcement was lost (a
+    /// replica killed between its commit and its announcement). Nothing to follow on a
+    /// store only this process writes.
+    pub fn follow_store(self: &Arc<Self>) {
+        let Some(mut changes) = self.store.changes() else {
+            return;
+        };
+        let registry = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut recheck = tokio::time::interval(Duration::from_secs(1));
+            recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    _ = recheck.tick() => Ok(StoreChange::Resync),
+                };
+                let Some(registry) = registry.upgrade() else {
+                    return;
+                };
+                if registry.shutting_down() {
+                    return;
+                }
+                match change {
+                    Ok(StoreChange::Game { id, version }) => registry.catch_up(id, Some(version)),
+                    Ok(StoreChange::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let watched: Vec<String> = registry
+                            .shards
+                            .iter()
+                            .filter_map(|s| s.lock().ok())
+                            .flat_map(|s| {
+                                s.slots
+                                    .iter()
+                                    .filter(|(_, slot)| Arc::strong_count(&slot.cell) > 1)
+                                    .map(|(id, _)| id.clone())
+                                    .collect::<Vec<_>>()
+                            })
+                            .collect();
+                        for id in watched {
+                            registry.catch_up(id, None);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// Brings game `id` up to `version` (or to whatever is stored) if it is loaded here
+    /// and someone holds it (a spectator, or a call): in a task of its own, so the feed
+    /// never waits for a game's lock.
+    fn catch_up(self: &Arc<Self>, id: String, version: Option<u64>) {
+        let cell = match self.shard(&id).lock() {
+            Ok(shard) => match shard.slots.get(&id) {
+                // Held by the slot alone: nobody watches or uses it; it is checked
+                // anyway before its next use.
+                Some(slot) if Arc::strong_count(&slot.cell) > 1 => slot.cell.clone(),
+                _ => return,
+            },
+            Err(_) => return,
+        };
+        let registry = self.clone();
+        tokio::spawn(async move {
+            let mut guard = cell.lock_owned().await;
+            let CellState::Loaded(entry) = &mut *guard else {
+                return;
+            };
+            let watched = entry
+                .events
+                .as_ref()
+                .is_some_and(|tx| tx.receiver_count() > 0);
+            if !watched || version.is_some_and(|v| v <= entry.game.version()) {
+                return;
+            }
+            if let Err(e) = registry.refresh(&mut guard, &id).await {
+                tracing::debug!(game_id = %id, error = %e, "cannot catch up with a change made elsewhere; retrying at the next check");
+            }
+            if let CellState::Loaded(entry) = &mut *guard {
+                registry.arm(entry, &id);
+            }
+        });
     }
 
     /// Runs `f` on game `id` under its lock, with the time the call arrived: a consistent,
     /// durable state. If a flag fell and is not recorded yet, it is recorded (and made
     /// durable) first.
-    pub async fn read<R, F>(self: &Arc<Self>, id: &str, f: F) -> Result<R, ServiceError>
+    pub async fn read<R, F>(self: &Arc<Self>, id: &str, mut f: F) -> Result<R, ServiceError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut GameEntry, u64) -> R + Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> R + Send + 'static,
     {
         let now = now_ms();
         {
             let mut guard = self.lock_loaded(id).await?;
+            // Fresh: never answer from a version older than the stored one.
+            self.refresh(&mut guard, id).await?;
             let entry = loaded(&mut guard, id)?;
             if !entry.flag_due(now) {
                 self.arm(entry, id);
@@ -412,10 +565,15 @@ impl Registry {
     /// until the change is durable before answering (and before the lock is released),
     /// then tells the spectators. Runs to completion even if the caller goes away. An error
     /// from `f` is answered after a flag recorded before it was saved.
+    ///
+    /// If another writer changed the stored game first (the store answers
+    /// [`StoreError::Conflict`]: another replica on a shared database), the change made
+    /// here is dropped, the game is read again from the store and `f` runs again on that
+    /// fresh state: so `f` decides on the state it will be saved over, as on one node.
     pub async fn update<R, F>(self: &Arc<Self>, id: String, f: F) -> Result<R, ServiceError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
     {
         self.update_at(id, now_ms(), f).await
     }
@@ -424,38 +582,65 @@ impl Registry {
         self: &Arc<Self>,
         id: String,
         now: u64,
-        f: F,
+        mut f: F,
     ) -> Result<R, ServiceError>
     where
         R: Send + 'static,
-        F: FnOnce(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
+        F: FnMut(&mut GameEntry, u64) -> Result<R, ServiceError> + Send + 'static,
     {
         let registry = self.clone();
         let task = tokio::spawn(async move {
             let mut guard = registry.lock_loaded(&id).await?;
-            let entry = loaded(&mut guard, &id)?;
-            let before = entry.game.version();
-            let result = match entry.settle(now) {
-                Ok(_) => f(entry, now),
-                Err(refusal) => Err(ServiceError::from_refusal(&id, refusal, "")),
-            };
-            if entry.game.version() != before {
-                let written = match registry.store.save(&entry.meta, &entry.game) {
-                    Ok(ticket) => ticket.wait().await,
-                    Err(e) => Err(e),
+            let mut conflicts = 0;
+            let mut verified = false;
+            loop {
+                let entry = loaded(&mut guard, &id)?;
+                let before = entry.game.version();
+                let result = match entry.settle(now) {
+                    Ok(_) => f(entry, now),
+                    Err(refusal) => Err(ServiceError::from_refusal(&id, refusal, "")),
                 };
-                if let Err(e) = written {
-                    // The store is the source of truth: forget the unacknowledged change
-                    // (spectators' streams see their channel close and catch up from the
-                    // store) and read the game back on its next use.
-                    tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
-                    *guard = CellState::Unloaded;
-                    return Err(ServiceError::from_store(e));
+                if entry.game.version() != before {
+                    let written = registry.store.save(&entry.meta, &entry.game, before).await;
+                    match written {
+                        Ok(()) => entry.publish(),
+                        Err(StoreError::Conflict { current, .. }) if conflicts < MAX_CONFLICTS => {
+                            // Another writer won: drop this change (spectators' streams see
+                            // their channel close and catch up from the store), read the
+                            // game as stored and decide again.
+                            conflicts += 1;
+                            tracing::info!(game_id = %id, stored_version = current, "another writer changed the game first; deciding again on the stored game");
+                            *guard = CellState::Unloaded;
+                            registry.fill(&mut guard, &id).await?;
+                            continue;
+                        }
+                        Err(StoreError::Conflict { .. }) => {
+                            *guard = CellState::Unloaded;
+                            return Err(ServiceError::ConcurrentChange { id });
+                        }
+                        Err(e) => {
+                            // The store is the source of truth: forget the unacknowledged
+                            // change (spectators' streams see their channel close and catch
+                            // up from the store) and read the game back on its next use.
+                            tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
+                            *guard = CellState::Unloaded;
+                            return Err(ServiceError::from_store(e));
+                        }
+                    }
+                } else if registry.store.shared() && !verified {
+                    // Decided without a write, on the game in memory, which another
+                    // replica may have changed meanwhile (a write needs no such check: its
+                    // compare-and-set fails). Answer only from the stored version.
+                    verified = true;
+                    registry.refresh(&mut guard, &id).await?;
+                    if !matches!(&*guard, CellState::Loaded(e) if e.game.version() == before) {
+                        continue;
+                    }
                 }
-                entry.publish();
+                let entry = loaded(&mut guard, &id)?;
+                registry.arm(entry, &id);
+                return result;
             }
-            registry.arm(entry, &id);
-            result
         });
         task.await
             .map_err(|e| ServiceError::Internal(format!("a game update task failed: {e}")))?
@@ -500,7 +685,7 @@ impl Registry {
                 let current = e.game.version();
                 if from_version > current + 1 {
                     return Err(ServiceError::VersionAhead {
-                        id: key,
+                        id: key.clone(),
                         from: from_version,
                         current,
                     });
@@ -545,28 +730,38 @@ impl Registry {
         let task = tokio::spawn(async move {
             let id = meta.id.clone();
             let mut guard = registry.lock_loaded(&id).await?;
-            match &mut *guard {
-                CellState::Loaded(existing) => {
-                    if matches!(start, StartRequest::Unspecified) || same_start(existing) {
-                        return Ok(None);
+            // Another replica may create it after the load found nothing: then it is an
+            // existing game like any other (read once more, below).
+            let mut raced = false;
+            loop {
+                match &mut *guard {
+                    CellState::Loaded(existing) => {
+                        if matches!(start, StartRequest::Unspecified) || same_start(existing) {
+                            return Ok(None);
+                        }
+                        let described = convert::describe_start(&existing.meta, &existing.game);
+                        return Err(ServiceError::GameAlreadyExists {
+                            id,
+                            existing: described,
+                        });
                     }
-                    let described = convert::describe_start(&existing.meta, &existing.game);
-                    return Err(ServiceError::GameAlreadyExists {
-                        id,
-                        existing: described,
-                    });
+                    CellState::Damaged(e) => return Err(ServiceError::DataLoss(e.clone())),
+                    CellState::Unloaded => {}
                 }
-                CellState::Damaged(e) => return Err(ServiceError::DataLoss(e.clone())),
-                CellState::Unloaded => {}
+                match registry.store.create(&meta, &game).await {
+                    Ok(()) => break,
+                    Err(StoreError::AlreadyExists { .. }) if registry.store.shared() && !raced => {
+                        raced = true;
+                        registry.fill(&mut guard, &id).await?;
+                    }
+                    Err(e) => {
+                        if !matches!(e, StoreError::AlreadyExists { .. }) {
+                            tracing::error!(game_id = %id, error = %e, "creating a game failed; it is not acknowledged");
+                        }
+                        return Err(ServiceError::from_store(e));
+                    }
+                }
             }
-            let ticket = registry
-                .store
-                .create(&meta, &game)
-                .map_err(ServiceError::from_store)?;
-            ticket.wait().await.map_err(|e| {
-                tracing::error!(game_id = %id, error = %e, "creating a game failed; it is not acknowledged");
-                ServiceError::from_store(e)
-            })?;
             let mut entry = GameEntry::new(meta, game);
             let view = entry.view(now_ms());
             registry.arm(&mut entry, &id);
@@ -718,7 +913,7 @@ fn evict_idle(shard: &mut Shard, per_shard: usize) {
 mod tests {
     use super::*;
     use crate::rules::{Position, Variant};
-    use crate::store::{MemoryStore, Start};
+    use crate::store::{LoadedGame, MemoryStore, Start, StoreFuture};
 
     fn meta(id: &str) -> GameMeta {
         GameMeta {
@@ -738,10 +933,11 @@ mod tests {
         id: &str,
         uci: &'static str,
     ) -> Result<usize, ServiceError> {
+        let key = id.to_string();
         registry
             .update(id.to_string(), move |e, now| {
                 e.play(now, None, uci)
-                    .map_err(|err| ServiceError::Internal(err.to_string()))?;
+                    .map_err(|r| ServiceError::from_refusal(&key, r, "moves are played"))?;
                 Ok(e.game().ply())
             })
             .await
@@ -849,23 +1045,17 @@ mod tests {
     struct FailingStore(MemoryStore);
 
     impl GameStore for FailingStore {
-        fn create(
-            &self,
-            meta: &GameMeta,
-            game: &Match,
-        ) -> Result<crate::store::Durable, StoreError> {
+        fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
             self.0.create(meta, game)
         }
-        fn save(&self, _: &GameMeta, _: &Match) -> Result<crate::store::Durable, StoreError> {
-            Ok(crate::store::Durable::new(async {
-                Err(StoreError::Io("disk full".into()))
-            }))
+        fn save<'a>(&'a self, _: &'a GameMeta, _: &'a Match, _: u64) -> StoreFuture<'a, ()> {
+            Box::pin(async { Err(StoreError::Io("disk full".into())) })
         }
-        fn load(&self, id: &str) -> Result<Option<crate::store::LoadedGame>, StoreError> {
+        fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
             self.0.load(id)
         }
-        fn flush(&self) -> Result<(), StoreError> {
-            Ok(())
+        fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+            self.0.flush()
         }
     }
 
@@ -892,27 +1082,30 @@ mod tests {
     struct DamagedStore(MemoryStore);
 
     impl GameStore for DamagedStore {
-        fn create(
-            &self,
-            meta: &GameMeta,
-            game: &Match,
-        ) -> Result<crate::store::Durable, StoreError> {
+        fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
             self.0.create(meta, game)
         }
-        fn save(&self, meta: &GameMeta, game: &Match) -> Result<crate::store::Durable, StoreError> {
-            self.0.save(meta, game)
+        fn save<'a>(
+            &'a self,
+            meta: &'a GameMeta,
+            game: &'a Match,
+            expected_version: u64,
+        ) -> StoreFuture<'a, ()> {
+            self.0.save(meta, game, expected_version)
         }
-        fn load(&self, id: &str) -> Result<Option<crate::store::LoadedGame>, StoreError> {
+        fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
             if id == "damaged" {
-                return Err(StoreError::DataLoss {
-                    id: id.into(),
-                    reason: "checksum mismatch".into(),
+                return Box::pin(async move {
+                    Err(StoreError::DataLoss {
+                        id: id.into(),
+                        reason: "checksum mismatch".into(),
+                    })
                 });
             }
             self.0.load(id)
         }
-        fn flush(&self) -> Result<(), StoreError> {
-            Ok(())
+        fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+            self.0.flush()
         }
     }
 
@@ -950,5 +1143,189 @@ mod tests {
             .await;
         assert_eq!(created.expect_err("not overwritten").reason(), "DATA_LOSS");
         assert_eq!(play(&registry, "fine", "e2e4").await.unwrap(), 1);
+    }
+
+    /// A store shared with another writer (another replica) that wins the race for the next
+    /// saves: just before each of those saves lands, the other writer plays its next move on
+    /// the stored game, so the save finds a newer version and fails with `Conflict`, as a
+    /// compare-and-set on a shared database would.
+    #[derive(Default)]
+    struct RacingStore {
+        inner: MemoryStore,
+        /// The other writer's moves, the next one last.
+        their_moves: Mutex<Vec<&'static str>>,
+        conflicts: AtomicU64,
+    }
+
+    impl RacingStore {
+        /// The other writer wins the next `moves.len()` saves with these moves, in order.
+        fn race(&self, moves: &[&'static str]) {
+            *self.their_moves.lock().unwrap() = moves.iter().rev().copied().collect();
+        }
+
+        fn conflicts(&self) -> u64 {
+            self.conflicts.load(Ordering::SeqCst)
+        }
+
+        async fn stored_ply(&self, id: &str) -> usize {
+            let stored = self.inner.load(id).await.unwrap().expect("stored");
+            stored.game.game().ply()
+        }
+    }
+
+    impl GameStore for RacingStore {
+        fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+            self.inner.create(meta, game)
+        }
+        fn save<'a>(
+            &'a self,
+            meta: &'a GameMeta,
+            game: &'a Match,
+            expected_version: u64,
+        ) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let theirs = self.their_moves.lock().unwrap().pop();
+                if let Some(uci) = theirs {
+                    let mut stored = self.inner.load(&meta.id).await?.expect("stored").game;
+                    let version = stored.version();
+                    stored
+                        .play(now_ms(), None, uci)
+                        .expect("their move is legal");
+                    self.inner.save(meta, &stored, version).await?;
+                }
+                let saved = self.inner.save(meta, game, expected_version).await;
+                if matches!(saved, Err(StoreError::Conflict { .. })) {
+                    self.conflicts.fetch_add(1, Ordering::SeqCst);
+                }
+                saved
+            })
+        }
+        fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+            self.inner.load(id)
+        }
+        fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+            self.inner.flush()
+        }
+    }
+
+    /// Plays `uci` at `expected` ply the way the service's Play does: a retry of the move
+    /// already played there succeeds without playing, another ply is refused.
+    async fn play_at(
+        registry: &Arc<Registry>,
+        id: &str,
+        uci: &'static str,
+        expected: usize,
+    ) -> Result<usize, ServiceError> {
+        let key = id.to_string();
+        registry
+            .update(id.to_string(), move |e, now| {
+                let id = key.as_str();
+                let current = e.game().ply();
+                if current != expected {
+                    let game = e.game();
+                    let retry = game.position_at(expected).is_some_and(|pos| {
+                        pos.parse_move(uci).ok() == game.moves().get(expected).copied()
+                    });
+                    if retry {
+                        return Ok(current);
+                    }
+                    return Err(ServiceError::PlyMismatch {
+                        id: id.to_string(),
+                        expected: expected as u32,
+                        current: current as u32,
+                    });
+                }
+                e.play(now, None, uci)
+                    .map_err(|r| ServiceError::from_refusal(id, r, ""))?;
+                Ok(e.game().ply())
+            })
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_lost_race_is_decided_again_on_the_stored_game() {
+        let store = Arc::new(RacingStore::default());
+        let registry = Arc::new(Registry::new(store.clone(), 8));
+        registry
+            .create(
+                meta("r"),
+                Match::untimed(Position::new()),
+                StartRequest::Named,
+                |_| true,
+            )
+            .await
+            .unwrap();
+
+        // The other writer plays e2e4 first: our e2e4 at ply 0 is then a retry of it,
+        // answered without playing anything twice.
+        store.race(&["e2e4"]);
+        assert_eq!(play_at(&registry, "r", "e2e4", 0).await, Ok(1));
+        assert_eq!(store.conflicts(), 1);
+        assert_eq!(store.stored_ply("r").await, 1);
+        assert_eq!(registry.read("r", |e, _| e.game().ply()).await, Ok(1));
+
+        // The other writer plays e7e5 first: our d7d5 at ply 1 is refused with the stored
+        // ply, as on one node.
+        store.race(&["e7e5"]);
+        assert_eq!(
+            play_at(&registry, "r", "d7d5", 1).await,
+            Err(ServiceError::PlyMismatch {
+                id: "r".into(),
+                expected: 1,
+                current: 2
+            })
+        );
+        assert_eq!(store.conflicts(), 2);
+        assert_eq!(store.stored_ply("r").await, 2);
+        assert_eq!(registry.read("r", |e, _| e.game().ply()).await, Ok(2));
+
+        // Without an expected ply the move is decided on the stored game too: after the
+        // other writer's g1f3 it is black's turn, so white's b1c3 is illegal.
+        store.race(&["g1f3"]);
+        let err = play(&registry, "r", "b1c3")
+            .await
+            .expect_err("not white's turn");
+        assert_eq!(err.reason(), "ILLEGAL_MOVE", "{err:?}");
+        assert_eq!(store.stored_ply("r").await, 3);
+        assert_eq!(registry.read("r", |e, _| e.game().ply()).await, Ok(3));
+    }
+
+    #[tokio::test]
+    async fn endless_lost_races_end_in_a_concurrent_change() {
+        let store = Arc::new(RacingStore::default());
+        let registry = Arc::new(Registry::new(store.clone(), 8));
+        registry
+            .create(
+                meta("busy"),
+                Match::untimed(Position::new()),
+                StartRequest::Named,
+                |_| true,
+            )
+            .await
+            .unwrap();
+        // The other writer shuffles knights faster than we ever save.
+        store.race(&[
+            "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6",
+        ]);
+        // Each attempt plays a legal move for the side to move in the state it sees.
+        let err = registry
+            .update("busy".to_string(), |e, now| {
+                let m = e.game().legal_moves()[0];
+                let uci = e.game().position().uci(m);
+                e.play(now, None, &uci)
+                    .map_err(|err| ServiceError::Internal(err.to_string()))
+            })
+            .await
+            .expect_err("the other writer always wins");
+        assert_eq!(
+            (err.code(), err.reason()),
+            (tonic::Code::Aborted, "CONCURRENT_CHANGE")
+        );
+        assert_eq!(store.conflicts(), u64::from(MAX_CONFLICTS) + 1);
+        assert_eq!(
+            store.stored_ply("busy").await,
+            MAX_CONFLICTS as usize + 1,
+            "only the other writer's moves are stored"
+        );
     }
 }

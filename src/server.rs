@@ -20,7 +20,7 @@ use crate::games::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::pb;
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
-use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};
 
 /// The name health checks use for the chess service.
 pub const SERVICE_NAME: &str = "chess.v1.ChessService";
@@ -106,6 +106,8 @@ pub enum ServerError {
     },
     #[error("cannot open the game store in {dir}: {source}")]
     Store { dir: String, source: StoreError },
+    #[error("cannot open the game database (--database-url): {source}")]
+    Database { source: StoreError },
     #[error("cannot build server reflection: {0}")]
     Reflection(String),
     #[error("the gRPC server failed: {0}")]
@@ -132,9 +134,24 @@ pub fn init_logging(format: LogFormat) {
     }
 }
 
-/// Opens the game store named by the configuration: the embedded sled store in
+/// Opens the game store named by the configuration: the PostgreSQL database of
+/// `--database-url` (shared with other replicas), else the embedded sled store in
 /// `--data-dir`, at the configured durability level.
-pub fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerError> {
+pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerError> {
+    if let Some(url) = &config.database_url {
+        let mut pg = PgConfig::new(url.clone());
+        pg.pool_size = config.database_pool_size;
+        pg.timeout = Duration::from_millis(config.database_timeout_ms.max(1));
+        let store = PgStore::open(pg)
+            .await
+            .map_err(|source| ServerError::Database { source })?;
+        tracing::info!(
+            pool_size = config.database_pool_size,
+            timeout_ms = config.database_timeout_ms,
+            "game store open: PostgreSQL (--data-dir is not used)"
+        );
+        return Ok(Arc::new(store));
+    }
     let mut sled_config = SledConfig::new(&config.data_dir).durability(config.durability);
     sled_config.sled_cache_bytes = config.store_cache_mb.saturating_mul(1024 * 1024);
     let store = SledStore::open(sled_config).map_err(|source| ServerError::Store {
@@ -183,6 +200,8 @@ pub async fn serve(
     let registry = Arc::new(
         Registry::new(store.clone(), config.cache_games).with_watch_buffer(config.watch_buffer),
     );
+    // Replicas on a shared database: stream changes made elsewhere to spectators here.
+    registry.follow_store();
     let limits = PerftLimits {
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
@@ -232,6 +251,26 @@ pub async fn serve(
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
+    // A store that can become unreachable (a database) makes the service NOT_SERVING
+    // while it is; the overall server ("") stays SERVING, so a liveness probe does not
+    // restart a process that cannot bring the database back.
+    let follow_store = store.health().map(|mut up| {
+        let health = health.clone();
+        tokio::spawn(async move {
+            loop {
+                let serving = *up.borrow_and_update();
+                let status = if serving {
+                    ServingStatus::Serving
+                } else {
+                    ServingStatus::NotServing
+                };
+                health.set_service_status(SERVICE_NAME, status).await;
+                if up.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+    });
     tracing::info!(address = %local, "listening on {local}");
 
     tokio::select! {
@@ -247,6 +286,9 @@ pub async fn serve(
     }
 
     tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
+    if let Some(task) = follow_store {
+        task.abort();
+    }
     health
         .set_service_status("", ServingStatus::NotServing)
         .await;
@@ -273,11 +315,9 @@ pub async fn serve(
         "LegalMoves-by-FEN cache at shutdown"
     );
 
-    let flushed = tokio::task::spawn_blocking(move || store.flush()).await;
-    match flushed {
-        Ok(Ok(())) => tracing::info!("store flushed; bye"),
-        Ok(Err(e)) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
-        Err(e) => tracing::error!(error = %e, "the store flush task failed"),
+    match store.flush().await {
+        Ok(()) => tracing::info!("store flushed; bye"),
+        Err(e) => tracing::error!(error = %e, "flushing the store at shutdown failed"),
     }
     Ok(())
 }
@@ -411,7 +451,7 @@ pub fn shutdown_signal() -> impl Future<Output = ()> {
 /// The whole server process: open the store, bind, serve until a signal.
 pub async fn run(config: Config) -> Result<(), ServerError> {
     let shutdown = shutdown_signal();
-    let store = open_store(&config)?;
+    let store = open_store(&config).await?;
     let listener = bind(&config).await?;
     serve(&config, store, listener, shutdown).await
 }

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chess_service::store::crash_journal::{GameState, Journal, Verdict};
-use chess_service::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+use chess_service::store::{Durability, SledConfig, SledStore, StoreError};
 
 const CHILD: &str = env!("CARGO_BIN_EXE_store-crash-child");
 

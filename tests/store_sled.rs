@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position, Variant, chess960};
 use chess_service::store::{
-    Durability, GameMeta, GameStore, LoadedGame, SledConfig, SledStore, Start, StoreError,
+    Durability, GameMeta, LoadedGame, SledConfig, SledStore, Start, StoreError,
 };
 #[path = "common/rng.rs"]
 mod rng;

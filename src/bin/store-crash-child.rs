@@ -23,9 +23,7 @@ use clap::Parser;
 
 use chess_service::lifecycle::{Match, TimeControl};
 use chess_service::rules::{Position, Variant, chess960};
-use chess_service::store::{
-    Durability, GameMeta, GameStore, SledConfig, SledStore, Start, StoreError,
-};
+use chess_service::store::{Durability, GameMeta, SledConfig, SledStore, Start, StoreError};
 #[path = "../../tests/common/rng.rs"]
 mod rng;
 use rng::Rng;

@@ -1,7 +1,7 @@
 //! [`Match`]: a rules [`Game`] plus its event log, clocks, pending draw offer and the
 //! ending a player or the clock decided.
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 use crate::rules::{Color, Game, Move, MoveTextError, Position};
 
@@ -46,7 +46,7 @@ pub struct Match {
     /// Every event so far is a move.
     only_moves: bool,
     /// The status, computed at most once per state (it needs the legal moves).
-    status: OnceCell<Status>,
+    status: OnceLock<Status>,
     /// Whether [`Match::apply`] keeps an [`EventRecord`] of each event for spectators.
     recording: bool,
     records: Vec<EventRecord>,
@@ -146,7 +146,7 @@ impl Match {
             ending: None,
             lapse_pending: false,
             only_moves: true,
-            status: OnceCell::new(),
+            status: OnceLock::new(),
             recording: false,
             records: Vec::new(),
         }
@@ -532,7 +532,7 @@ impl Match {
             self.last_ms = t;
         }
         self.log.push(entry);
-        self.status = OnceCell::new();
+        self.status = OnceLock::new();
         if self.recording {
             let record = self.record(version, Some(entry.event), at, by, moved);
             self.records.push(record);

@@ -88,6 +88,10 @@ pub enum ServiceError {
     #[error("no game with id '{id}'; create it with NewGame")]
     GameNotFound { id: String },
     #[error(
+        "game '{id}' kept changing under this call (other writers changed it first, again and again); read it (GetGame) and retry"
+    )]
+    ConcurrentChange { id: String },
+    #[error(
         "game '{id}' is at ply {current}, not the expected ply {expected}; read the game (GetGame) and decide again at ply {current}"
     )]
     PlyMismatch {
@@ -216,8 +220,9 @@ impl ServiceError {
                 existing: "a game stored under this id".into(),
             },
             StoreError::Closed => ServiceError::ShuttingDown,
+            StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
             StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
-            StoreError::Io(_) | StoreError::Conflict { .. } => ServiceError::Store(e),
+            StoreError::Io(_) => ServiceError::Store(e),
         }
     }
 
@@ -248,7 +253,7 @@ impl ServiceError {
             | ClaimRefused { .. } => Code::FailedPrecondition,
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
-            PlyMismatch { .. } => Code::Aborted,
+            PlyMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } => Code::ResourceExhausted,
             DeadlineExceeded { .. } => Code::DeadlineExceeded,
@@ -279,6 +284,7 @@ impl ServiceError {
             InvalidColor { .. } => "INVALID_COLOR",
             GameNotFound { .. } => "GAME_NOT_FOUND",
             PlyMismatch { .. } => "PLY_MISMATCH",
+            ConcurrentChange { .. } => "CONCURRENT_CHANGE",
             GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
             InvalidGameId { .. } => "INVALID_GAME_ID",
             MissingField { .. } => "MISSING_FIELD",
@@ -313,6 +319,7 @@ impl ServiceError {
             }
             NothingToUndo { id }
             | GameNotFound { id }
+            | ConcurrentChange { id }
             | GameAlreadyExists { id, .. }
             | NoDrawOffer { id }
             | ClaimRefused { id, .. } => put("game_id", id.clone()),

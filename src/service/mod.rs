@@ -236,7 +236,7 @@ impl ChessService {
                         return Ok((e.view(now), mv));
                     }
                     return Err(ServiceError::PlyMismatch {
-                        id,
+                        id: id.clone(),
                         expected,
                         current: ply_u32(ply),
                     });
@@ -286,10 +286,10 @@ impl ChessService {
         game_id: String,
         color: i32,
         why: &'static str,
-        act: F,
+        mut act: F,
     ) -> Result<pb::Game, ServiceError>
     where
-        F: FnOnce(&mut GameEntry, u64, rules::Color) -> Result<(), crate::lifecycle::Refusal>
+        F: FnMut(&mut GameEntry, u64, rules::Color) -> Result<(), crate::lifecycle::Refusal>
             + Send
             + 'static,
     {

@@ -29,7 +29,11 @@ use super::{Durable, StoreError};
 pub type SyncFn = Box<dyn FnMut(bool) -> Result<(), String> + Send + 'static>;
 
 enum Waiter {
-    Async(oneshot::Sender<Result<(), StoreError>>),
+    /// An async waiter; `full` asks for a full sync (see [`SyncFn`]).
+    Async {
+        tx: oneshot::Sender<Result<(), StoreError>>,
+        full: bool,
+    },
     Blocking(mpsc::SyncSender<Result<(), StoreError>>),
 }
 
@@ -38,7 +42,7 @@ impl Waiter {
         // A waiter that gave up (dropped its ticket) is not an error: the change is
         // still durable.
         match self {
-            Waiter::Async(tx) => {
+            Waiter::Async { tx, .. } => {
                 let _ = tx.send(result);
             }
             Waiter::Blocking(tx) => {
@@ -127,8 +131,18 @@ impl GroupCommit {
     /// Queues a waiter and returns its ticket: it resolves after the next sync that starts
     /// after this call.
     pub fn ticket(&self) -> Result<Durable, StoreError> {
+        self.async_ticket(false)
+    }
+
+    /// A ticket like [`GroupCommit::ticket`] whose sync is a full one, like
+    /// [`GroupCommit::wait_blocking`]'s, for async callers (a flush at shutdown).
+    pub fn full_ticket(&self) -> Result<Durable, StoreError> {
+        self.async_ticket(true)
+    }
+
+    fn async_ticket(&self, full: bool) -> Result<Durable, StoreError> {
         let (tx, rx) = oneshot::channel();
-        self.enqueue(Waiter::Async(tx))?;
+        self.enqueue(Waiter::Async { tx, full })?;
         Ok(Durable::new(async move {
             rx.await.unwrap_or(Err(StoreError::Closed))
         }))
@@ -229,7 +243,9 @@ fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
             std::mem::take(&mut st.pending)
         };
         let already_failed = shared.lock().failed.clone();
-        let full = batch.iter().any(|w| matches!(w, Waiter::Blocking(_)));
+        let full = batch
+            .iter()
+            .any(|w| matches!(w, Waiter::Blocking(_) | Waiter::Async { full: true, .. }));
         let began = Instant::now();
         let result = match already_failed {
             Some(reason) => Err(failed_error(&reason)),
@@ -359,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn only_blocking_waiters_ask_for_a_full_sync() {
+    fn only_blocking_waiters_and_full_tickets_ask_for_a_full_sync() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&seen);
         let gc = GroupCommit::start(
@@ -376,7 +392,8 @@ mod tests {
             .unwrap();
         rt.block_on(gc.ticket().unwrap().wait()).unwrap();
         gc.wait_blocking().unwrap();
-        assert_eq!(*seen.lock().unwrap(), vec![false, true]);
+        rt.block_on(gc.full_ticket().unwrap().wait()).unwrap();
+        assert_eq!(*seen.lock().unwrap(), vec![false, true, true]);
     }
 
     #[test]

@@ -3,11 +3,15 @@
 //! load.
 //!
 //! Contract every backend keeps:
-//! - `create` and `save` write the game's full record and return a [`Durable`] ticket;
-//!   the change is durable (at the configured durability level) once the ticket resolves.
-//!   Callers acknowledge a change to their client only after awaiting the ticket.
-//! - Writes for one game are issued by that game's single serialization point (the
-//!   service's per-game lock), so a backend never has to order them itself.
+//! - `create` and `save` write the game's full record; their future resolves once the
+//!   change is durable (at the configured durability level). Callers acknowledge a change
+//!   to their client only after it resolved.
+//! - Every stored game has a version ([`Match::version`]). `save` names the version it
+//!   expects to replace and fails with [`StoreError::Conflict`] if another writer got there
+//!   first: with several replicas on one database, the database decides which of two
+//!   racing changes wins. On one node, writes for one game are issued by that game's
+//!   single serialization point (the registry's per-game lock), so a conflict cannot
+//!   happen there, but the check is made all the same.
 //! - `load` replays every event through the rules and the lifecycle; a record that fails
 //!   its checksum or its replay is [`StoreError::DataLoss`] for that game alone.
 //! - A game's log only grows (append-only), so a backend may encode only what was
@@ -71,9 +75,9 @@ pub enum StoreError {
     Io(String),
     #[error("the store is shut down")]
     Closed,
-    /// A shared store moved on: the game's stored version is `current`, not the one the
-    /// write expected. The caller reloads and decides again.
-    #[error("game '{id}' changed meanwhile (now at version {current})")]
+    /// Another writer changed the game first: it is stored at version `current`, not at
+    /// the version the save expected. Read it again and decide again.
+    #[error("game '{id}' was changed by another writer: it is at version {current} now")]
     Conflict { id: String, current: u64 },
     /// The database cannot be reached or did not answer in time; retrying later may
     /// succeed. Nothing is known to be lost.
@@ -89,6 +93,9 @@ pub enum StoreChange {
     /// Announcements may have been missed (the feed reconnected): re-check what you hold.
     Resync,
 }
+
+/// A store call's result, resolved once the work is done (for writes: once durable).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// Resolves once a write is durable. Dropping it does not undo the write.
 pub struct Durable(Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send>>);
@@ -108,33 +115,68 @@ impl Durable {
     }
 }
 
-/// A place games live. Implementations: [`MemoryStore`] (tests), the sled store.
+/// A place games live. Implementations: [`MemoryStore`] (tests), [`SledStore`] (the
+/// embedded default). Async, so that a store over the network (a database shared by
+/// stateless replicas) does not hold a thread while it waits.
 pub trait GameStore: Send + Sync + 'static {
-    /// Stores a new game. `AlreadyExists` if the id is taken.
-    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError>;
-    /// Replaces the stored history of an existing game with `game`'s (usually its
-    /// previous history plus a few events).
-    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError>;
-    /// Reads and replays a game; `Ok(None)` if there is no such game.
-    fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError>;
-    /// Makes everything written so far durable (used at shutdown).
-    fn flush(&self) -> Result<(), StoreError>;
+    /// Stores a new game at version `game.version()`; AlreadyExists if the id is taken.
+    /// Resolves once durable.
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()>;
+    /// Replaces the stored game, which must be at `expected_version`, with `game` (at
+    /// `game.version()`). `StoreError::Conflict { id, current }` if the stored version is
+    /// another one (another writer won; a game no longer stored at all counts as
+    /// `current` 0). Resolves once durable.
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        expected_version: u64,
+    ) -> StoreFuture<'a, ()>;
+    /// Reads and replays a game; Ok(None) if there is none.
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
+    /// Makes everything written so far durable (shutdown).
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()>;
+
+    // What stateless replicas on one database need. The defaults suit a store only this
+    // process writes (sled, memory), so those need nothing of it.
+
+    /// True when other processes write to this store too (replicas sharing a database):
+    /// a game kept in memory may then be stale, so the registry checks
+    /// [`GameStore::stored_version`] before answering from it and follows
+    /// [`GameStore::changes`].
+    fn shared(&self) -> bool {
+        false
+    }
+    /// The version stored for `id` (`None`: no such game), cheaper than a load: lets a
+    /// replica reuse its decoded game while it is unchanged.
+    fn stored_version<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { Ok(self.load(id).await?.map(|l| l.game.version())) })
+    }
+    /// Changes committed by any writer, as they are announced (`None`: only this process
+    /// writes, so there is nothing to follow).
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<StoreChange>> {
+        None
+    }
+    /// Whether the store can be reached right now, as it changes (`None`: always, as
+    /// long as the process runs). Health reports NOT_SERVING while it is false.
+    fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
+    }
 }
 
-/// A store that keeps games in memory only: for tests and for `--data-dir` free runs.
+/// A store that keeps games in memory only, for tests: nothing survives the process.
 #[derive(Default)]
 pub struct MemoryStore {
     games: Mutex<HashMap<String, LoadedGame>>,
 }
 
 impl MemoryStore {
+    /// An empty store.
     pub fn new() -> MemoryStore {
         MemoryStore::default()
     }
-}
 
-impl GameStore for MemoryStore {
-    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+    fn create_now(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
         if games.contains_key(&meta.id) {
             return Err(StoreError::AlreadyExists {
@@ -148,11 +190,18 @@ impl GameStore for MemoryStore {
                 game: game.clone(),
             },
         );
-        Ok(Durable::ready())
+        Ok(())
     }
 
-    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+    fn save_now(&self, meta: &GameMeta, game: &Match, expected: u64) -> Result<(), StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
+        let current = games.get(&meta.id).map_or(0, |g| g.game.version());
+        if !games.contains_key(&meta.id) || current != expected {
+            return Err(StoreError::Conflict {
+                id: meta.id.clone(),
+                current,
+            });
+        }
         games.insert(
             meta.id.clone(),
             LoadedGame {
@@ -160,15 +209,38 @@ impl GameStore for MemoryStore {
                 game: game.clone(),
             },
         );
-        Ok(Durable::ready())
-    }
-
-    fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
-        let games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        Ok(games.get(id).cloned())
-    }
-
-    fn flush(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+}
+
+impl GameStore for MemoryStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(self.create_now(meta, game)))
+    }
+
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        expected_version: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(self.save_now(
+            meta,
+            game,
+            expected_version,
+        )))
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        let loaded = self
+            .games
+            .lock()
+            .map_err(|_| StoreError::Closed)
+            .map(|games| games.get(id).cloned());
+        Box::pin(std::future::ready(loaded))
+    }
+
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(Ok(())))
     }
 }

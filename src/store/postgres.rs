@@ -50,7 +50,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::lifecycle::{Match, Status};
 
 use super::codec;
-use super::{GameMeta, LoadedGame, StoreChange, StoreError};
+use super::{GameMeta, GameStore, LoadedGame, StoreChange, StoreError, StoreFuture};
 
 /// The channel every committed change is announced on (payload `<id> <version>`).
 pub const CHANNEL: &str = "chess_games";
@@ -422,6 +422,45 @@ impl PgStore {
     /// at a chosen instant.
     pub async fn sweep_flags(&self, now_ms: u64, limit: i64) -> Result<Vec<String>, StoreError> {
         self.inner.sweep_once(now_ms, limit).await
+    }
+}
+
+impl GameStore for PgStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        Box::pin(PgStore::create(self, meta, game))
+    }
+
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        expected_version: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(PgStore::save(self, meta, game, expected_version))
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        Box::pin(PgStore::load(self, id))
+    }
+
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        Box::pin(PgStore::flush(self))
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn stored_version<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(PgStore::stored_version(self, id))
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<StoreChange>> {
+        Some(PgStore::changes(self))
+    }
+
+    fn health(&self) -> Option<watch::Receiver<bool>> {
+        Some(PgStore::health(self))
     }
 }
 

@@ -4,7 +4,12 @@
 //!
 //! Opening reads no game: sled recovers its log and the store checks one layout marker,
 //! so start-up time does not grow with the number of games. Games are read and replayed
-//! only by [`GameStore::load`].
+//! only by [`GameStore::load`], on the blocking pool.
+//!
+//! A save checks the version it replaces: the store remembers the version of each record
+//! it wrote or read (beside the record's cached encoding) and, when it does not, reads it
+//! from the record. sled is one process's, so the check and the write, made under a lock
+//! for that game id, see every other write.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -13,7 +18,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::lifecycle::Match;
@@ -21,7 +26,7 @@ use crate::rules::Variant;
 
 use super::codec::{self, RecordEncoder};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
-use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError};
+use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError, StoreFuture};
 
 /// What "durable" means when a ticket resolves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -121,13 +126,24 @@ const LAYOUT_KEY: &str = "layout";
 
 /// Games in sled. See the module docs.
 pub struct SledStore {
-    path: PathBuf,
-    games: sled::Tree,
+    shared: Arc<Shared>,
     durability: Durability,
     commit: GroupCommit,
+}
+
+/// What a load on the blocking pool needs too.
+struct Shared {
+    path: PathBuf,
+    games: sled::Tree,
     encoders: EncoderCache,
+    /// Held (one stripe per group of ids) from a write's version check to its insert,
+    /// and while a load hands its encoding to the cache.
+    writing: Box<[Mutex<()>]>,
     closed: AtomicBool,
 }
+
+/// Stripes of [`Shared::writing`].
+const WRITE_STRIPES: usize = 64;
 
 fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Io(format!("{what} ({}): {e}", path.display()))
@@ -299,35 +315,41 @@ impl SledStore {
         let sync = sync_fn(db, files, config.durability == Durability::Fsync);
         let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
-            path,
-            games,
+            shared: Arc::new(Shared {
+                path,
+                games,
+                encoders: EncoderCache::new(config.encoder_cache_games),
+                writing: (0..WRITE_STRIPES).map(|_| Mutex::new(())).collect(),
+                closed: AtomicBool::new(false),
+            }),
             durability: config.durability,
             commit,
-            encoders: EncoderCache::new(config.encoder_cache_games),
-            closed: AtomicBool::new(false),
         })
     }
 
+    /// The durability level the store was opened with.
     pub fn durability(&self) -> Durability {
         self.durability
     }
 
+    /// The flusher's counters.
     pub fn commit_stats(&self) -> GroupCommitStats {
         self.commit.stats()
     }
 
     /// Number of stored games. Walks sled's index: for tools and tests, not start-up.
     pub fn count_games(&self) -> usize {
-        self.games.len()
+        self.shared.games.len()
     }
 
     /// Every stored game id, in key order. For tools and tests (it walks the whole tree).
     pub fn ids(&self) -> Result<Vec<String>, StoreError> {
-        self.games
+        self.shared
+            .games
             .iter()
             .keys()
             .map(|k| {
-                let k = k.map_err(|e| io_err(&self.path, "cannot list games", e))?;
+                let k = k.map_err(|e| io_err(&self.shared.path, "cannot list games", e))?;
                 Ok(String::from_utf8_lossy(&k).into_owned())
             })
             .collect()
@@ -336,26 +358,31 @@ impl SledStore {
     /// The stored bytes of a game's record, unchecked. For repair tools and tests.
     pub fn raw_record(&self, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let v = self
+            .shared
             .games
             .get(id.as_bytes())
-            .map_err(|e| self.sled_err(id, e))?;
+            .map_err(|e| self.shared.sled_err(id, e))?;
         Ok(v.map(|v| v.to_vec()))
     }
 
     /// Overwrites a game's record with arbitrary bytes, durably. For repair tools and
     /// tests (the corruption tests damage records with it); the service never calls it.
     pub fn overwrite_raw_record(&self, id: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        self.check_open()?;
-        self.encoders.take(id);
-        self.games
-            .insert(id.as_bytes(), bytes)
-            .map_err(|e| self.sled_err(id, e))?;
+        self.shared.check_open()?;
+        {
+            let _writing = self.shared.writing(id);
+            self.shared.encoders.take(id);
+            self.shared
+                .games
+                .insert(id.as_bytes(), bytes)
+                .map_err(|e| self.shared.sled_err(id, e))?;
+        }
         self.commit.wait_blocking()
     }
 
     /// Makes everything durable and stops the flusher. Later calls fail with `Closed`.
     pub fn close(&self) -> Result<(), StoreError> {
-        if self.closed.swap(true, Ordering::SeqCst) {
+        if self.shared.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         let result = self.commit.wait_blocking();
@@ -363,6 +390,140 @@ impl SledStore {
         result
     }
 
+    fn ticket(&self) -> Result<Durable, StoreError> {
+        match self.durability {
+            Durability::None => Ok(Durable::ready()),
+            Durability::Fsync | Durability::Flush => self.commit.ticket(),
+        }
+    }
+
+    /// Writes a new game now and returns its durability ticket without waiting for it:
+    /// the two-phase form of [`GameStore::create`], for synchronous callers (tools, the
+    /// store benchmarks, which time the write apart from its durability).
+    pub fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+        self.shared.check_open()?;
+        self.commit.check()?;
+        {
+            let _writing = self.shared.writing(&meta.id);
+            let cached = self.shared.encoders.take(&meta.id);
+            let (record, cached) = self.encode(meta, game, cached)?;
+            let swapped = self
+                .shared
+                .games
+                .compare_and_swap(meta.id.as_bytes(), None as Option<&[u8]>, Some(record))
+                .map_err(|e| self.shared.sled_err(&meta.id, e))?;
+            if swapped.is_err() {
+                return Err(StoreError::AlreadyExists {
+                    id: meta.id.clone(),
+                });
+            }
+            self.shared.encoders.put(&meta.id, cached);
+        }
+        self.ticket()
+    }
+
+    /// Replaces a game's record whatever version it holds, now, and returns the
+    /// durability ticket without waiting for it: the two-phase, unchecked form of
+    /// [`GameStore::save`] (which the service uses), for synchronous callers (tools, the
+    /// store benchmarks).
+    pub fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+        self.write(meta, game, None)
+    }
+
+    /// Writes `game`'s record, after checking that the stored one is at `expected` (if
+    /// given), and returns the durability ticket.
+    fn write(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
+        expected: Option<u64>,
+    ) -> Result<Durable, StoreError> {
+        self.shared.check_open()?;
+        self.commit.check()?;
+        {
+            let _writing = self.shared.writing(&meta.id);
+            let mut cached = self.shared.encoders.take(&meta.id);
+            if let Some(expected) = expected {
+                let current = match cached.as_ref().map(|c| c.version) {
+                    Some(version) => Some(version),
+                    None => self.shared.read(&meta.id)?.map(|(version, stored)| {
+                        cached = Some(stored);
+                        version
+                    }),
+                };
+                if current != Some(expected) {
+                    if let Some(c) = cached {
+                        self.shared.encoders.put(&meta.id, c);
+                    }
+                    return Err(StoreError::Conflict {
+                        id: meta.id.clone(),
+                        current: current.unwrap_or(0),
+                    });
+                }
+            }
+            let (record, cached) = self.encode(meta, game, cached)?;
+            self.shared
+                .games
+                .insert(meta.id.as_bytes(), record)
+                .map_err(|e| self.shared.sled_err(&meta.id, e))?;
+            self.shared.encoders.put(&meta.id, cached);
+        }
+        self.ticket()
+    }
+
+    /// Reads and replays a game now, on the calling thread: the synchronous form of
+    /// [`GameStore::load`] (which runs it on the blocking pool).
+    pub fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
+        self.shared.load(id)
+    }
+
+    /// Makes everything written so far durable, blocking the calling thread: the
+    /// synchronous form of [`GameStore::flush`].
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.shared.check_open()?;
+        self.commit.wait_blocking()
+    }
+
+    /// Encodes `game`, reusing `cached` (the encoding of its earlier history) when it
+    /// fits, and returns the record and the encoder to cache.
+    fn encode(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
+        cached: Option<CachedEncoder>,
+    ) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
+        let internal = |e: codec::CodecError| {
+            StoreError::Io(format!(
+                "internal error: cannot store game '{}': {e}",
+                meta.id
+            ))
+        };
+        let mut cached = match cached {
+            Some(c)
+                if c.variant == meta.variant
+                    && c.start == meta.start
+                    && c.encoder.start() == game.game().start() =>
+            {
+                c
+            }
+            _ => {
+                codec::check_start(meta, game.game()).map_err(internal)?;
+                CachedEncoder {
+                    variant: meta.variant,
+                    start: meta.start.clone(),
+                    version: 0,
+                    encoder: RecordEncoder::new(game),
+                }
+            }
+        };
+        cached.encoder.sync(game).map_err(internal)?;
+        cached.version = game.version();
+        let record = codec::encode_record(meta, &cached.encoder).map_err(internal)?;
+        Ok((record, cached))
+    }
+}
+
+impl Shared {
     fn check_open(&self) -> Result<(), StoreError> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(StoreError::Closed);
@@ -383,84 +544,28 @@ impl SledStore {
         }
     }
 
-    fn ticket(&self) -> Result<Durable, StoreError> {
-        match self.durability {
-            Durability::None => Ok(Durable::ready()),
-            Durability::Fsync | Durability::Flush => self.commit.ticket(),
-        }
+    /// The write lock of game `id`'s stripe.
+    fn writing(&self, id: &str) -> MutexGuard<'_, ()> {
+        let mut h = DefaultHasher::new();
+        id.hash(&mut h);
+        let i = (h.finish() % self.writing.len() as u64) as usize;
+        // The lock guards no data: a poisoned one is as good as a clean one.
+        self.writing[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Encodes `game` (reusing the cached encoding of its earlier history) and returns the
-    /// record and the encoder to cache.
-    fn encode(
-        &self,
-        meta: &GameMeta,
-        game: &Match,
-    ) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
-        let internal = |e: codec::CodecError| {
-            StoreError::Io(format!(
-                "internal error: cannot store game '{}': {e}",
-                meta.id
-            ))
-        };
-        let mut cached = match self.encoders.take(&meta.id) {
-            Some(c)
-                if c.variant == meta.variant
-                    && c.start == meta.start
-                    && c.encoder.start() == game.game().start() =>
-            {
-                c
-            }
-            _ => {
-                codec::check_start(meta, game.game()).map_err(internal)?;
-                CachedEncoder {
-                    variant: meta.variant,
-                    start: meta.start.clone(),
-                    encoder: RecordEncoder::new(game),
-                }
-            }
-        };
-        cached.encoder.sync(game).map_err(internal)?;
-        let record = codec::encode_record(meta, &cached.encoder).map_err(internal)?;
-        Ok((record, cached))
-    }
-}
-
-impl Drop for SledStore {
-    fn drop(&mut self) {
-        if let Err(e) = self.close() {
-            tracing::error!(error = %e, path = %self.path.display(), "closing the store");
-        }
-    }
-}
-
-impl GameStore for SledStore {
-    fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
-        self.check_open()?;
-        self.commit.check()?;
-        let (record, cached) = self.encode(meta, game)?;
-        let swapped = self
+    /// Decodes game `id`'s stored record: its version and encoding, `None` if there is no
+    /// record.
+    fn read(&self, id: &str) -> Result<Option<(u64, CachedEncoder)>, StoreError> {
+        let Some(bytes) = self
             .games
-            .compare_and_swap(meta.id.as_bytes(), None as Option<&[u8]>, Some(record))
-            .map_err(|e| self.sled_err(&meta.id, e))?;
-        if swapped.is_err() {
-            return Err(StoreError::AlreadyExists {
-                id: meta.id.clone(),
-            });
-        }
-        self.encoders.put(&meta.id, cached);
-        self.ticket()
-    }
-
-    fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
-        self.check_open()?;
-        self.commit.check()?;
-        let (record, cached) = self.encode(meta, game)?;
-        self.games
-            .insert(meta.id.as_bytes(), record)
-            .map_err(|e| self.sled_err(&meta.id, e))?;
-        self.encoders.put(&meta.id, cached);
-        self.ticket()
+            .get(id.as_bytes())
+            .map_err(|e| self.sled_err(id, e))?
+        else {
+            return Ok(None);
+        };
+        let decoded = decode(id, &bytes)?;
+        let version = decoded.loaded.game.version();
+        Ok(Some((version, cached_encoder(decoded))))
     }
 
     fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
@@ -472,39 +577,94 @@ impl GameStore for SledStore {
         else {
             return Ok(None);
         };
-        match codec::decode(id, &bytes) {
-            Ok(decoded) => {
-                if !decoded.skipped_sections.is_empty() {
-                    tracing::warn!(
-                        game_id = id,
-                        sections = ?decoded.skipped_sections,
-                        "record has optional sections this build does not know; they are dropped at the next save"
-                    );
-                }
-                let meta = &decoded.loaded.meta;
-                self.encoders.put(
-                    id,
-                    CachedEncoder {
-                        variant: meta.variant,
-                        start: meta.start.clone(),
-                        encoder: decoded.encoder,
-                    },
+        let decoded = decode(id, &bytes)?;
+        let loaded = decoded.loaded.clone();
+        // The encoding goes to the cache only if no write replaced the record meanwhile:
+        // the cache's version must be the stored one.
+        let _writing = self.writing(id);
+        if self
+            .games
+            .get(id.as_bytes())
+            .is_ok_and(|now| now.as_ref() == Some(&bytes))
+        {
+            self.encoders.put(id, cached_encoder(decoded));
+        }
+        Ok(Some(loaded))
+    }
+}
+
+/// Decodes a stored record; a damaged one is `DataLoss` (and logged).
+fn decode(id: &str, bytes: &[u8]) -> Result<codec::Decoded, StoreError> {
+    match codec::decode(id, bytes) {
+        Ok(decoded) => {
+            if !decoded.skipped_sections.is_empty() {
+                tracing::warn!(
+                    game_id = id,
+                    sections = ?decoded.skipped_sections,
+                    "record has optional sections this build does not know; they are dropped at the next save"
                 );
-                Ok(Some(decoded.loaded))
             }
-            Err(e) => {
-                tracing::error!(game_id = id, reason = %e, "stored game is damaged; answering DATA_LOSS for it");
-                Err(StoreError::DataLoss {
-                    id: id.to_string(),
-                    reason: e.to_string(),
-                })
-            }
+            Ok(decoded)
+        }
+        Err(e) => {
+            tracing::error!(game_id = id, reason = %e, "stored game is damaged; answering DATA_LOSS for it");
+            Err(StoreError::DataLoss {
+                id: id.to_string(),
+                reason: e.to_string(),
+            })
         }
     }
+}
 
-    fn flush(&self) -> Result<(), StoreError> {
-        self.check_open()?;
-        self.commit.wait_blocking()
+/// The cache entry of a decoded record.
+fn cached_encoder(decoded: codec::Decoded) -> CachedEncoder {
+    let meta = &decoded.loaded.meta;
+    CachedEncoder {
+        variant: meta.variant,
+        start: meta.start.clone(),
+        version: decoded.loaded.game.version(),
+        encoder: decoded.encoder,
+    }
+}
+
+impl Drop for SledStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!(error = %e, path = %self.shared.path.display(), "closing the store");
+        }
+    }
+}
+
+impl GameStore for SledStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        Box::pin(async move { SledStore::create(self, meta, game)?.wait().await })
+    }
+
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        expected_version: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move { self.write(meta, game, Some(expected_version))?.wait().await })
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        let shared = Arc::clone(&self.shared);
+        let id = id.to_string();
+        Box::pin(async move {
+            // Replaying a long game is CPU work: keep it off the async workers.
+            tokio::task::spawn_blocking(move || shared.load(&id))
+                .await
+                .map_err(|e| StoreError::Io(format!("a game load task failed: {e}")))?
+        })
+    }
+
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.shared.check_open()?;
+            self.commit.full_ticket()?.wait().await
+        })
     }
 }
 
@@ -513,6 +673,8 @@ impl GameStore for SledStore {
 struct CachedEncoder {
     variant: Variant,
     start: Start,
+    /// The version of the stored record this is the encoding of.
+    version: u64,
     encoder: RecordEncoder,
 }
 
@@ -569,6 +731,85 @@ impl EncoderCache {
         g.young.insert(id.to_string(), enc);
         if g.young.len() > self.per_generation {
             g.old = std::mem::take(&mut g.young);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Position;
+
+    fn meta(id: &str) -> GameMeta {
+        GameMeta {
+            id: id.into(),
+            variant: Variant::Standard,
+            start: Start::Standard,
+            created_unix_ms: 0,
+        }
+    }
+
+    fn game(moves: &[&str]) -> Match {
+        let mut game = Match::untimed(Position::new());
+        for m in moves {
+            game.play(0, None, m).expect("a legal move");
+        }
+        game
+    }
+
+    fn conflict(id: &str, current: u64) -> Result<(), StoreError> {
+        Err(StoreError::Conflict {
+            id: id.into(),
+            current,
+        })
+    }
+
+    /// The version check holds whether the store remembers the version it wrote (its
+    /// encoder cache) or has to read it from the record (a reopened store, or no cache).
+    #[tokio::test]
+    async fn a_save_over_another_version_is_a_conflict() {
+        for cache in [10_000, 0] {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let open = || {
+                let mut config = SledConfig::new(dir.path()).durability(Durability::Flush);
+                config.encoder_cache_games = cache;
+                SledStore::open(config).expect("the store opens")
+            };
+            let store = open();
+            let m = meta("g");
+            GameStore::create(&store, &m, &game(&[])).await.unwrap();
+            GameStore::save(&store, &m, &game(&["e2e4"]), 0)
+                .await
+                .unwrap();
+            // A writer that decided on version 0 lost the race.
+            assert_eq!(
+                GameStore::save(&store, &m, &game(&["d2d4"]), 0).await,
+                conflict("g", 1)
+            );
+            drop(store);
+
+            let store = open();
+            assert_eq!(
+                GameStore::save(&store, &m, &game(&["d2d4"]), 0).await,
+                conflict("g", 1),
+                "cache {cache}: the version read from the record"
+            );
+            GameStore::save(&store, &m, &game(&["e2e4", "e7e5"]), 1)
+                .await
+                .unwrap();
+            let loaded = GameStore::load(&store, "g").await.unwrap().unwrap();
+            assert_eq!(loaded.game.game().san_moves(), ["e4", "e5"]);
+            assert_eq!(
+                GameStore::save(&store, &m, &game(&["e2e4", "e7e5", "g1f3"]), 3).await,
+                conflict("g", 2)
+            );
+            // A game that is not stored at all: nobody's version to replace.
+            assert_eq!(
+                GameStore::save(&store, &meta("none"), &game(&["e2e4"]), 0).await,
+                conflict("none", 0)
+            );
+            assert!(GameStore::load(&store, "none").await.unwrap().is_none());
+            GameStore::flush(&store).await.unwrap();
         }
     }
 }
