@@ -141,6 +141,10 @@ pub enum ServiceError {
     Store(StoreError),
     #[error("the server is shutting down; retry on another instance or after it restarts")]
     ShuttingDown,
+    /// The game database cannot be reached: nothing was changed that is known to be lost;
+    /// retry with backoff.
+    #[error("{0}; retry with backoff")]
+    StoreUnavailable(StoreError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -217,6 +221,7 @@ impl ServiceError {
             },
             StoreError::Closed => ServiceError::ShuttingDown,
             StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
+            StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
             StoreError::Io(_) => ServiceError::Store(e),
         }
     }
@@ -255,7 +260,7 @@ impl ServiceError {
             Cancelled => Code::Cancelled,
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
-            ShuttingDown => Code::Unavailable,
+            ShuttingDown | StoreUnavailable(_) => Code::Unavailable,
         }
     }
 
@@ -294,6 +299,7 @@ impl ServiceError {
             DataLoss(_) => "DATA_LOSS",
             Store(_) => "STORE_FAILURE",
             ShuttingDown => "SHUTTING_DOWN",
+            StoreUnavailable(_) => "STORE_UNAVAILABLE",
             Internal(_) => "INTERNAL",
         }
     }
