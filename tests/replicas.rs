@@ -183,23 +183,23 @@ async fn racing_plays_on_two_replicas_exactly_one_wins() {
         }
 
         // Without expected_ply: the loser decides again on the fresh state, where the same
-        // move is black's and illegal, so exactly one is played.
+        // move is white's turn and illegal, so exactly one is played.
         let (ra, rb) = tokio::join!(
-            ca.play(play_req(&id, "g1f3", None)),
-            cb.play(play_req(&id, "g1f3", None))
+            ca.play(play_req(&id, "g8f6", None)),
+            cb.play(play_req(&id, "g8f6", None))
         );
         match (&ra, &rb) {
             (Ok(_), Err(s)) | (Err(s), Ok(_)) => {
-                assert_eq!(s.code(), Code::InvalidArgument, "round {round}: {s:?}");
+                assert_eq!(s.code(), Code::FailedPrecondition, "round {round}: {s:?}");
                 assert_eq!(error_info(s).reason, "ILLEGAL_MOVE", "{s:?}");
             }
-            _ => panic!("round {round}: want exactly one g1f3, got {ra:?} / {rb:?}"),
+            _ => panic!("round {round}: want exactly one g8f6, got {ra:?} / {rb:?}"),
         }
         for c in [&mut ca, &mut cb] {
             let g = get(c, &id).await.expect("GetGame");
             assert_eq!(
                 g.moves,
-                vec![winner.to_string(), "g1f3".into()],
+                vec![winner.to_string(), "g8f6".into()],
                 "round {round}"
             );
         }
