@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Offline validation of the Kubernetes manifests; needs no cluster.
 #
-#   deploy/validate.sh                 # render base + example overlay, validate, check
+#   deploy/validate.sh                 # render base + example and postgres overlays, validate, check
 #   deploy/validate.sh --install-only  # only make sure kubectl and kubernetes-validate are there
 #
 # For each kustomization:
@@ -173,6 +173,7 @@ main() {
     trap 'rm -rf "$WORK"' EXIT
     validate_one "$ROOT/deploy/k8s/base" --self-test
     validate_one "$ROOT/deploy/k8s/overlays/example" --namespace chess --self-test
+    validate_one "$ROOT/deploy/k8s/overlays/postgres" --mode postgres --namespace chess --self-test
     negative_control
     echo "== deploy/Dockerfile: hadolint (lint; deploy/image_check.sh builds and runs it)"
     "$HADOLINT" "$ROOT/deploy/Dockerfile" || die "hadolint found problems in deploy/Dockerfile"

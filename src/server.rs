@@ -21,7 +21,7 @@ use crate::pb;
 use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
-use crate::store::{Durability, GameStore, SledConfig, SledStore, StoreError};
+use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};
 
 mod security;
 pub mod tls;
@@ -52,9 +52,21 @@ pub struct Config {
     /// Address to listen on (port 0 picks a free port; the log says which).
     #[arg(long, env = "CHESS_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: String,
-    /// Directory of the embedded game store.
+    /// Directory of the embedded game store (unused with --database-url).
     #[arg(long, env = "CHESS_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// Keep games in this PostgreSQL database instead of the embedded store
+    /// (`postgres://user:password@host:5432/dbname`): any number of replicas may share
+    /// it. The schema is created or migrated at start.
+    #[arg(long, env = "CHESS_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Connections to the database each replica keeps at most.
+    #[arg(long, env = "CHESS_DATABASE_POOL_SIZE", default_value_t = 16)]
+    pub database_pool_size: usize,
+    /// The longest one database step (getting a connection, connecting, a statement) may
+    /// take; past it the call fails with UNAVAILABLE. Keep it below callers' deadlines.
+    #[arg(long, env = "CHESS_DATABASE_TIMEOUT_MS", default_value_t = 2000)]
+    pub database_timeout_ms: u64,
     /// When a change counts as durable before it is acknowledged: fsync (flushed and
     /// fsynced: survives kill -9 and power loss), flush (survives kill -9 of the process,
     /// not power loss) or none (answered before it is written).
@@ -113,6 +125,12 @@ pub enum ServerError {
         /// The store's error.
         source: StoreError,
     },
+    /// The game database (--database-url) does not open.
+    #[error("cannot open the game database (--database-url): {source}")]
+    Database {
+        /// The store's error.
+        source: StoreError,
+    },
     /// The reflection service cannot be built from the descriptors.
     #[error("cannot build server reflection: {0}")]
     Reflection(String),
@@ -148,9 +166,24 @@ pub fn init_logging(format: LogFormat) {
     }
 }
 
-/// Opens the game store named by the configuration: the embedded sled store in
+/// Opens the game store named by the configuration: the PostgreSQL database of
+/// `--database-url` (shared with other replicas), else the embedded sled store in
 /// `--data-dir`, at the configured durability level.
-pub fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerError> {
+pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerError> {
+    if let Some(url) = &config.database_url {
+        let mut pg = PgConfig::new(url.clone());
+        pg.pool_size = config.database_pool_size;
+        pg.timeout = Duration::from_millis(config.database_timeout_ms.max(1));
+        let store = PgStore::open(pg)
+            .await
+            .map_err(|source| ServerError::Database { source })?;
+        tracing::info!(
+            pool_size = config.database_pool_size,
+            timeout_ms = config.database_timeout_ms,
+            "game store open: PostgreSQL (--data-dir is not used)"
+        );
+        return Ok(Arc::new(store));
+    }
     let mut sled_config = SledConfig::new(&config.data_dir).durability(config.durability);
     sled_config.sled_cache_bytes = config.store_cache_mb.saturating_mul(1024 * 1024);
     let store = SledStore::open(sled_config).map_err(|source| ServerError::Store {
@@ -216,6 +249,8 @@ pub async fn serve(
     let registry = Arc::new(
         Registry::new(store.clone(), config.cache_games).with_watch_buffer(config.watch_buffer),
     );
+    // Replicas on a shared database: stream changes made elsewhere to spectators here.
+    registry.follow_store();
     let limits = PerftLimits {
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
@@ -297,6 +332,26 @@ pub async fn serve(
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
+    // A store that can become unreachable (a database) makes the service NOT_SERVING
+    // while it is; the overall server ("") stays SERVING, so a liveness probe does not
+    // restart a process that cannot bring the database back.
+    let follow_store = store.health().map(|mut up| {
+        let health = health.clone();
+        tokio::spawn(async move {
+            loop {
+                let serving = *up.borrow_and_update();
+                let status = if serving {
+                    ServingStatus::Serving
+                } else {
+                    ServingStatus::NotServing
+                };
+                health.set_service_status(SERVICE_NAME, status).await;
+                if up.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+    });
     tracing::info!(address = %local, tls = tls_on, "listening on {local}");
 
     tokio::select! {
@@ -312,6 +367,9 @@ pub async fn serve(
     }
 
     tracing::info!("shutting down: NOT_SERVING, finishing calls in flight");
+    if let Some(task) = follow_store {
+        task.abort();
+    }
     health
         .set_service_status("", ServingStatus::NotServing)
         .await;
@@ -477,7 +535,7 @@ pub fn shutdown_signal() -> impl Future<Output = ()> {
 /// The whole server process: open the store, bind, serve until a signal.
 pub async fn run(config: Config) -> Result<(), ServerError> {
     let shutdown = shutdown_signal();
-    let store = open_store(&config)?;
+    let store = open_store(&config).await?;
     let listener = bind(&config).await?;
     serve(&config, store, listener, shutdown).await
 }

@@ -93,9 +93,10 @@ impl ClientKind {
     about = "Load generator for chess-server: throughput and latency percentiles."
 )]
 struct Args {
-    /// The server's URL.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
-    target: String,
+    /// The server's URL; a comma-separated list spreads the connections (and so the
+    /// callers) over several replicas in turn.
+    #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:50051")]
+    target: Vec<String>,
     /// Concurrent callers.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -523,16 +524,24 @@ impl Caller {
     }
 }
 
-async fn connect(target: &str, count: usize) -> Result<Vec<Channel>, String> {
-    let endpoint = Endpoint::from_shared(target.to_string())
-        .map_err(|e| format!("bad --target {target}: {e}"))?;
+/// `count` connections (at least one a target), to the targets in turn.
+async fn connect(targets: &[String], count: usize) -> Result<Vec<Channel>, String> {
+    let endpoints = targets
+        .iter()
+        .map(|t| Endpoint::from_shared(t.clone()).map_err(|e| format!("bad --target {t}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if endpoints.is_empty() {
+        return Err("no --target".into());
+    }
+    let count = count.max(endpoints.len());
     let mut channels = Vec::with_capacity(count);
-    for _ in 0..count {
+    for i in 0..count {
+        let endpoint = &endpoints[i % endpoints.len()];
         channels.push(
             endpoint
                 .connect()
                 .await
-                .map_err(|e| format!("cannot connect to {target}: {e}"))?,
+                .map_err(|e| format!("cannot connect to {}: {e}", targets[i % targets.len()]))?,
         );
     }
     Ok(channels)

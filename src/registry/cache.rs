@@ -107,6 +107,33 @@ impl Cache {
         }
     }
 
+    /// The cell of game `id` if someone besides the cache holds it (a spectator's
+    /// subscription, or a call in flight); `None` for a game nobody uses, which is
+    /// checked against the store before its next use anyway.
+    pub(super) fn held_cell(&self, id: &str) -> Option<Arc<Cell>> {
+        let shard = self.shard(id).ok()?;
+        shard
+            .slots
+            .get(id)
+            .filter(|slot| Arc::strong_count(&slot.cell) > 1)
+            .map(|slot| slot.cell.clone())
+    }
+
+    /// The ids of the games someone besides the cache holds (see [`Cache::held_cell`]).
+    pub(super) fn held_ids(&self) -> Vec<String> {
+        self.shards
+            .iter()
+            .filter_map(|s| s.lock().ok())
+            .flat_map(|s| {
+                s.slots
+                    .iter()
+                    .filter(|(_, slot)| Arc::strong_count(&slot.cell) > 1)
+                    .map(|(id, _)| id.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// Drops the cell of `id` if it holds no game and nobody holds it: an id the store
     /// does not know keeps no slot.
     pub(super) fn forget_unknown(&self, id: &str) {

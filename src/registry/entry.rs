@@ -130,6 +130,34 @@ impl GameEntry {
         }
     }
 
+    /// Takes `game`, as another replica stored it, in place of this entry's older state,
+    /// and sends the spectators the events in between (as [`GameEntry::publish`] sends
+    /// its own), so their streams go on without a gap. A game's log only grows, so the
+    /// stored game extends this one.
+    pub(super) fn catch_up(&mut self, meta: GameMeta, game: Match) {
+        let from = self.game.version() + 1;
+        if let Some(tx) = &self.events
+            && tx.receiver_count() > 0
+        {
+            match game.records_since(from) {
+                Ok(records) => {
+                    for record in records {
+                        // No receiver left is not an error: nobody is watching any more.
+                        let _ = tx.send(Arc::new(Published::new(record)));
+                    }
+                }
+                // Cannot replay: close the channel; spectators catch up from the store.
+                Err(_) => self.events = None,
+            }
+        }
+        // Computed afresh, not synced: the other replica may have taken moves back and
+        // played others, so the plies both games have need not hold the same moves.
+        self.san = game.game().san_moves();
+        self.meta = meta;
+        self.game = game;
+        self.views = None;
+    }
+
     /// Records a flag that fell by `now`. True if one did.
     pub fn settle(&mut self, now: u64) -> Result<bool, Refusal> {
         self.apply(|g| g.settle(now))

@@ -13,7 +13,9 @@
 //!   in its own task: a caller that hangs up cannot abandon it half-way.
 //! - The store decides which of two racing writers wins (replicas on one database): a
 //!   save names the version it replaces, and a lost race drops the change, reads the game
-//!   again and decides the call again on the stored state.
+//!   again and decides the call again on the stored state. On a store other replicas
+//!   write too, a game in memory may be stale: it is checked against the stored version
+//!   before it answers, and changes made elsewhere reach spectators here ([`replicas`]).
 //! - Time is read once, when a call reaches the registry, and passed down: the lifecycle
 //!   charges clocks and decides flags at that instant, under the game's lock. Every
 //!   access first records a flag that has fallen (at its exact flag time), so a read can
@@ -25,6 +27,7 @@ mod cache;
 mod entry;
 mod error;
 mod flag_timer;
+mod replicas;
 mod spectators;
 
 use std::sync::Arc;
@@ -151,6 +154,8 @@ impl Registry {
         let now = now_ms();
         {
             let mut guard = self.lock_game(id).await?;
+            // Fresh: never answer from a version older than the stored one.
+            self.refresh(&mut guard, id).await?;
             let entry = loaded(&mut guard, id)?;
             if !entry.flag_due(now) {
                 self.arm(entry, id);
@@ -172,6 +177,9 @@ impl Registry {
     /// [`StoreError::Conflict`]: another replica on a shared database), the change made
     /// here is dropped, the game is read again from the store and `f` runs again on that
     /// fresh state: so `f` decides on the state it will be saved over, as on one node.
+    /// On a shared store, a decision made without a write (a refusal, an answer) is
+    /// checked against the stored version too, and made again if another replica changed
+    /// the game meanwhile.
     pub async fn update<R, E, F>(self: &Arc<Self>, id: String, f: F) -> Result<R, E>
     where
         R: Send + 'static,
@@ -191,6 +199,7 @@ impl Registry {
         let task = tokio::spawn(async move {
             let mut guard = registry.lock_game(&id).await?;
             let mut conflicts = 0;
+            let mut verified = false;
             loop {
                 let entry = loaded(&mut guard, &id)?;
                 let before = entry.game.version();
@@ -227,7 +236,17 @@ impl Registry {
                             return Err(RegistryError::from_store(e).into());
                         }
                     }
+                } else if registry.store.shared() && !verified {
+                    // Decided without a write, on the game in memory, which another
+                    // replica may have changed meanwhile (a write needs no such check: its
+                    // compare-and-set fails). Answer only from the stored version.
+                    verified = true;
+                    registry.refresh(&mut guard, &id).await?;
+                    if !matches!(&*guard, CellState::Loaded(e) if e.game.version() == before) {
+                        continue;
+                    }
                 }
+                let entry = loaded(&mut guard, &id)?;
                 registry.arm(entry, &id);
                 return result;
             }
@@ -282,20 +301,32 @@ impl Registry {
     {
         let id = meta.id.clone();
         let mut guard = self.lock_loaded(&id).await?;
-        match &mut *guard {
-            CellState::Loaded(found) => {
-                existing(found)?;
-                return Ok(Err(answer));
+        // Another replica may create it after the load found nothing: then it is an
+        // existing game like any other (read once more, below).
+        let mut raced = false;
+        loop {
+            match &mut *guard {
+                CellState::Loaded(found) => {
+                    existing(found)?;
+                    return Ok(Err(answer));
+                }
+                CellState::Damaged(e) => return Err(RegistryError::Damaged(e.clone()).into()),
+                CellState::Unloaded => {}
             }
-            CellState::Damaged(e) => return Err(RegistryError::Damaged(e.clone()).into()),
-            CellState::Unloaded => {}
+            match self.store.create(&meta, &game).await {
+                Ok(()) => break,
+                Err(StoreError::AlreadyExists { .. }) if self.store.shared() && !raced => {
+                    raced = true;
+                    self.fill(&mut guard, &id).await?;
+                }
+                Err(e) => {
+                    if !matches!(e, StoreError::AlreadyExists { .. }) {
+                        tracing::error!(game_id = %id, error = %e, "creating a game failed; it is not acknowledged");
+                    }
+                    return Err(RegistryError::from_store(e).into());
+                }
+            }
         }
-        self.store.create(&meta, &game).await.map_err(|e| {
-            if !matches!(e, StoreError::AlreadyExists { .. }) {
-                tracing::error!(game_id = %id, error = %e, "creating a game failed; it is not acknowledged");
-            }
-            RegistryError::from_store(e)
-        })?;
         let mut entry = GameEntry::new(meta, game);
         let answered = answer(&mut entry, now_ms());
         self.arm(&mut entry, &id);

@@ -24,7 +24,7 @@ pub struct Published {
 }
 
 impl Published {
-    fn new(record: EventRecord) -> Published {
+    pub(super) fn new(record: EventRecord) -> Published {
         Published {
             record,
             sent_as: OnceLock::new(),

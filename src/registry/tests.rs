@@ -1,10 +1,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use super::*;
 use crate::lifecycle::{Refusal, Start};
 use crate::rules::{Position, Variant};
-use crate::store::{LoadedGame, MemoryStore, StoreFuture};
+use crate::store::{LoadedGame, MemoryStore, StoreChange, StoreFuture};
 
 fn meta(id: &str) -> GameMeta {
     GameMeta {
@@ -413,4 +414,181 @@ async fn endless_lost_races_end_in_a_concurrent_change() {
         MAX_CONFLICTS as usize + 1,
         "only the other writer's moves are stored"
     );
+}
+
+/// A store two registries share, as replicas share a database: `shared()` is true, every
+/// committed change is announced on a feed (unless `announce` is off: a lost
+/// announcement), and the next `hidden_loads` loads find nothing (a replica's load that
+/// ran just before another replica created the game).
+struct SharedStore {
+    inner: MemoryStore,
+    feed: tokio::sync::broadcast::Sender<StoreChange>,
+    announce: bool,
+    hidden_loads: AtomicU64,
+}
+
+impl SharedStore {
+    fn new(announce: bool) -> Arc<SharedStore> {
+        Arc::new(SharedStore {
+            inner: MemoryStore::new(),
+            feed: tokio::sync::broadcast::channel(64).0,
+            announce,
+            hidden_loads: AtomicU64::new(0),
+        })
+    }
+
+    fn announced(&self, id: &str, version: u64) {
+        if self.announce {
+            let _ = self.feed.send(StoreChange::Game {
+                id: id.to_string(),
+                version,
+            });
+        }
+    }
+}
+
+impl GameStore for SharedStore {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.inner.create(meta, game).await?;
+            self.announced(&meta.id, game.version());
+            Ok(())
+        })
+    }
+    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.inner.save(meta, game, v).await?;
+            self.announced(&meta.id, game.version());
+            Ok(())
+        })
+    }
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+        let hidden = self
+            .hidden_loads
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if hidden {
+            return Box::pin(std::future::ready(Ok(None)));
+        }
+        self.inner.load(id)
+    }
+    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
+        self.inner.flush()
+    }
+    fn shared(&self) -> bool {
+        true
+    }
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<StoreChange>> {
+        Some(self.feed.subscribe())
+    }
+}
+
+/// Two replicas (registries) on one shared store.
+fn replicas(store: &Arc<SharedStore>) -> (Arc<Registry>, Arc<Registry>) {
+    let a = Arc::new(Registry::new(store.clone(), 16));
+    let b = Arc::new(Registry::new(store.clone(), 16));
+    (a, b)
+}
+
+#[tokio::test]
+async fn a_replica_reads_what_another_replica_stored() {
+    let store = SharedStore::new(true);
+    let (a, b) = replicas(&store);
+    assert!(create(&a, "g").await.unwrap());
+    assert_eq!(ply(&b, "g").await.unwrap(), 0);
+    assert_eq!(play(&a, "g", "e2e4").await.unwrap(), 1);
+    // b has the game loaded at ply 0; it answers from the stored version.
+    assert_eq!(ply(&b, "g").await.unwrap(), 1);
+    assert_eq!(b.read("g", |e, _| e.san().to_vec()).await.unwrap(), ["e4"]);
+}
+
+#[tokio::test]
+async fn a_decision_without_a_write_is_made_again_on_the_stored_game() {
+    let store = SharedStore::new(true);
+    let (a, b) = replicas(&store);
+    create(&a, "g").await.unwrap();
+    assert_eq!(ply(&b, "g").await.unwrap(), 0);
+    assert_eq!(play(&a, "g", "e2e4").await.unwrap(), 1);
+    // An answer that writes nothing, decided on b's stale game first.
+    let seen = b
+        .update("g".to_string(), |e, _| Ok::<_, CallError>(e.game().ply()))
+        .await
+        .unwrap();
+    assert_eq!(seen, 1);
+    assert_eq!(play(&a, "g", "e7e5").await.unwrap(), 2);
+    // On b's stale game (black to move) Nf3 is refused; on the stored one it is legal.
+    assert_eq!(play(&b, "g", "g1f3").await.unwrap(), 3);
+    assert_eq!(ply(&a, "g").await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn a_create_raced_by_another_replica_finds_the_existing_game() {
+    let store = SharedStore::new(true);
+    let (a, b) = replicas(&store);
+    create(&a, "g").await.unwrap();
+    play(&a, "g", "e2e4").await.unwrap();
+    // b's load ran before a's create landed: it finds nothing, its create then loses.
+    store.hidden_loads.store(1, Ordering::SeqCst);
+    let answered = b
+        .create(
+            meta("g"),
+            Match::untimed(Position::new()),
+            |_| Ok::<_, CallError>(()),
+            |e, _| e.game().ply(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answered, (1, false));
+    // A start that does not match the existing game is that game's refusal, not a failure.
+    store.hidden_loads.store(1, Ordering::SeqCst);
+    let (_, c) = replicas(&store);
+    assert_eq!(create(&c, "g").await, Err(CallError::Exists));
+}
+
+/// The next event a spectator gets, within a bound.
+async fn next_event(subscription: &mut Subscription, within: Duration) -> u64 {
+    match tokio::time::timeout(within, subscription.next()).await {
+        Ok(WatchItem::Event(event)) => event.record().version,
+        other => panic!("expected an event, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn spectators_get_the_moves_another_replica_played() {
+    let store = SharedStore::new(true);
+    let (a, b) = replicas(&store);
+    b.follow_store();
+    create(&a, "g").await.unwrap();
+    let mut watching = b.subscribe("g", 1).await.unwrap();
+    play(&a, "g", "e2e4").await.unwrap();
+    play(&a, "g", "e7e5").await.unwrap();
+    // Announced: well before the one-second recheck.
+    let within = Duration::from_millis(900);
+    assert_eq!(next_event(&mut watching, within).await, 1);
+    assert_eq!(next_event(&mut watching, within).await, 2);
+}
+
+#[tokio::test]
+async fn a_lost_announcement_is_caught_up_by_the_recheck() {
+    let store = SharedStore::new(false);
+    let (a, b) = replicas(&store);
+    b.follow_store();
+    create(&a, "g").await.unwrap();
+    let mut watching = b.subscribe("g", 1).await.unwrap();
+    play(&a, "g", "e2e4").await.unwrap();
+    assert_eq!(next_event(&mut watching, Duration::from_secs(5)).await, 1);
+}
+
+#[tokio::test]
+async fn a_store_only_this_process_writes_is_never_asked_for_versions() {
+    // CountingStore is not shared: a read of a loaded game loads nothing more.
+    let store = Arc::new(CountingStore::default());
+    let registry = Arc::new(Registry::new(store.clone(), 4));
+    create(&registry, "g").await.unwrap();
+    ply(&registry, "g").await.unwrap();
+    let loads = store.loads.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        ply(&registry, "g").await.unwrap();
+    }
+    assert_eq!(store.loads.load(Ordering::SeqCst), loads);
 }

@@ -265,6 +265,10 @@ pub enum ServiceError {
     /// The server (and its store) is shutting down.
     #[error("the server is shutting down; retry on another instance or after it restarts")]
     ShuttingDown,
+    /// The game database cannot be reached: nothing was changed that is known to be lost;
+    /// retry with backoff.
+    #[error("{0}; retry with backoff")]
+    StoreUnavailable(StoreError),
     /// A bug: something that should not happen did.
     #[error("internal error: {0}")]
     Internal(String),
@@ -381,6 +385,7 @@ impl ServiceError {
             },
             StoreError::Closed => ServiceError::ShuttingDown,
             StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
+            StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
             StoreError::Io(_) => ServiceError::Store(e),
         }
     }
@@ -419,7 +424,7 @@ impl ServiceError {
             Cancelled => Code::Cancelled,
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
-            ShuttingDown => Code::Unavailable,
+            ShuttingDown | StoreUnavailable(_) => Code::Unavailable,
             TokenMissing | TokenUnknown => Code::Unauthenticated,
             RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
             RateLimited(_) => Code::ResourceExhausted,
@@ -461,6 +466,7 @@ impl ServiceError {
             DataLoss(_) => "DATA_LOSS",
             Store(_) => "STORE_FAILURE",
             ShuttingDown => "SHUTTING_DOWN",
+            StoreUnavailable(_) => "STORE_UNAVAILABLE",
             Internal(_) => "INTERNAL",
             TokenMissing => "TOKEN_MISSING",
             TokenUnknown => "TOKEN_UNKNOWN",

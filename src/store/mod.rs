@@ -27,10 +27,12 @@ use crate::lifecycle::Match;
 
 pub mod codec;
 pub mod group_commit;
+pub mod postgres;
 pub mod sled_store;
 
 pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
+pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{Durability, SledConfig, SledStore};
 
 /// A game read back from the store, already replayed.
@@ -74,6 +76,24 @@ pub enum StoreError {
         /// The version it is stored at now.
         current: u64,
     },
+    /// The database cannot be reached or did not answer in time; retrying later may
+    /// succeed. Nothing is known to be lost.
+    #[error("the game database is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A change a shared store announces (see [`PgStore::changes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreChange {
+    /// Game `id` was committed at `version` (by any replica).
+    Game {
+        /// The game.
+        id: String,
+        /// The version committed.
+        version: u64,
+    },
+    /// Announcements may have been missed (the feed reconnected): re-check what you hold.
+    Resync,
 }
 
 /// A store call's result, resolved once the work is done (for writes: once durable).
@@ -120,6 +140,32 @@ pub trait GameStore: Send + Sync + 'static {
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
     /// Makes everything written so far durable (shutdown).
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()>;
+
+    // What stateless replicas on one database need. The defaults suit a store only this
+    // process writes (sled, memory), so those need nothing of it.
+
+    /// True when other processes write to this store too (replicas sharing a database):
+    /// a game kept in memory may then be stale, so the registry checks
+    /// [`GameStore::stored_version`] before answering from it and follows
+    /// [`GameStore::changes`].
+    fn shared(&self) -> bool {
+        false
+    }
+    /// The version stored for `id` (`None`: no such game), cheaper than a load: lets a
+    /// replica reuse its decoded game while it is unchanged.
+    fn stored_version<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { Ok(self.load(id).await?.map(|l| l.game.version())) })
+    }
+    /// Changes committed by any writer, as they are announced (`None`: only this process
+    /// writes, so there is nothing to follow).
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<StoreChange>> {
+        None
+    }
+    /// Whether the store can be reached right now, as it changes (`None`: always, as
+    /// long as the process runs). Health reports NOT_SERVING while it is false.
+    fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
+    }
 }
 
 /// A store that keeps games in memory only, for tests: nothing survives the process.

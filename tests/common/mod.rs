@@ -7,7 +7,8 @@
 //! - [`epd`]: the EPD perft suites of `tests/data/`;
 //! - [`damage`]: the damage a stored record must not survive;
 //! - [`corpus_games`]: the reference corpus as whole games;
-//! - [`journal`]: the crash-test journal and its check of a reopened store.
+//! - [`journal`]: the crash-test journal and its check of a reopened store;
+//! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests.
 #![allow(dead_code)]
 
 pub mod client;
@@ -15,5 +16,6 @@ pub mod corpus_games;
 pub mod damage;
 pub mod epd;
 pub mod journal;
+pub mod postgres;
 pub mod rng;
 pub mod server;

@@ -1,0 +1,335 @@
+//! A throwaway PostgreSQL for the tests.
+//!
+//! With `CHESS_TEST_DATABASE_URL` set (a `postgres://` URL of a user that may create
+//! databases), each test gets a fresh database in that server. Otherwise each test starts
+//! its own cluster: `initdb` and `pg_ctl` from `/usr/lib/postgresql/*/bin`, run as the
+//! `postgres` user when the tests run as root (PostgreSQL refuses root), in a directory
+//! under `/tmp` given to that user (a root-made temp directory is 0700), on a free
+//! loopback port, with `fsync` and `synchronous_commit` on; stopped and removed on drop.
+//!
+//! When PostgreSQL is not installed, [`Pg::start`] says so loudly and returns `None` (the
+//! test passes as skipped), unless `CHESS_REQUIRE_POSTGRES=1`, which makes it fail.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A PostgreSQL server for one test.
+pub struct Pg {
+    kind: Kind,
+    /// The database this test uses.
+    pub url: String,
+}
+
+enum Kind {
+    /// A server the environment gave us.
+    External,
+    /// Our own cluster.
+    Local(Cluster),
+}
+
+struct Cluster {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+    as_postgres: bool,
+}
+
+fn required() -> bool {
+    std::env::var("CHESS_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
+}
+
+/// Says loudly that a test did not run; fails instead when PostgreSQL is required.
+fn skip(test: &str, why: &str) -> Option<Pg> {
+    if required() {
+        panic!("{test}: {why}, and CHESS_REQUIRE_POSTGRES=1 requires PostgreSQL");
+    }
+    eprintln!(
+        "\n==================== SKIPPED: {test} ====================\n\
+         {why}.\n\
+         Install PostgreSQL (apt-get install postgresql) or set CHESS_TEST_DATABASE_URL;\n\
+         CHESS_REQUIRE_POSTGRES=1 turns this skip into a failure (CI sets it).\n\
+         ========================================================\n"
+    );
+    None
+}
+
+/// The newest installed `/usr/lib/postgresql/N/bin` with an `initdb`.
+fn find_bin() -> Option<PathBuf> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((major, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, bin)| bin)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// A database name unique to this process and call.
+fn unique_name(test: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let clean: String = test
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(30)
+        .collect();
+    format!("t_{clean}_{}_{n}", std::process::id())
+}
+
+impl Cluster {
+    fn run(&self, program: &str, args: &[&str]) -> std::process::Output {
+        let path = self.bin.join(program);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&path);
+            c
+        } else {
+            Command::new(&path)
+        };
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()))
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    fn start(&self) {
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=on \
+             -c synchronous_commit=on -c max_connections=300",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("server.log").display().to_string();
+        let out = self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &opts,
+                "start",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    /// A crash of the database: `pg_ctl stop -m immediate` (no checkpoint; recovery from
+    /// the WAL at the next start).
+    fn stop_immediate(&self) {
+        let out = self.run(
+            "pg_ctl",
+            &["-D", &self.data(), "-m", "immediate", "-w", "stop"],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl stop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = self.run(
+            "pg_ctl",
+            &["-D", &self.data(), "-m", "immediate", "-w", "stop"],
+        );
+        // The TempDir removes the directory (root or its owner may).
+    }
+}
+
+impl Pg {
+    /// A fresh database for `test`, or `None` (said loudly) when no PostgreSQL exists.
+    pub async fn start(test: &str) -> Option<Pg> {
+        if let Ok(base) = std::env::var("CHESS_TEST_DATABASE_URL") {
+            let name = unique_name(test);
+            create_database(&base, &name).await;
+            return Some(Pg {
+                kind: Kind::External,
+                url: with_database(&base, &name),
+            });
+        }
+        let Some(bin) = find_bin() else {
+            return skip(
+                test,
+                "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)",
+            );
+        };
+        let as_postgres = is_root();
+        // Under /tmp (world-traversable), not a root-only temp dir the postgres user cannot
+        // reach; then given to that user.
+        let dir = tempfile::Builder::new()
+            .prefix("chess-pg-")
+            .tempdir_in("/tmp")
+            .expect("a cluster directory under /tmp");
+        if as_postgres {
+            let out = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .output()
+                .expect("chown runs");
+            assert!(
+                out.status.success(),
+                "chown of the cluster directory failed"
+            );
+        }
+        let cluster = Cluster {
+            bin,
+            dir,
+            port: free_port(),
+            as_postgres,
+        };
+        let data = cluster.data();
+        let out = cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &data,
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cluster.start();
+        let base = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
+        let name = unique_name(test);
+        create_database(&base, &name).await;
+        Some(Pg {
+            url: with_database(&base, &name),
+            kind: Kind::Local(cluster),
+        })
+    }
+
+    /// True when this test owns the cluster (and so may stop and start it).
+    pub fn is_local(&self) -> bool {
+        matches!(self.kind, Kind::Local(_))
+    }
+
+    /// Crashes the database (`pg_ctl stop -m immediate`). Only for a local cluster.
+    pub fn stop_immediate(&self) {
+        match &self.kind {
+            Kind::Local(c) => c.stop_immediate(),
+            Kind::External => panic!("cannot stop an external database"),
+        }
+    }
+
+    /// Starts the database again after [`Pg::stop_immediate`] (crash recovery runs).
+    pub fn restart(&self) {
+        match &self.kind {
+            Kind::Local(c) => c.start(),
+            Kind::External => panic!("cannot start an external database"),
+        }
+    }
+
+    /// The cluster's server log (for failure messages).
+    pub fn server_log(&self) -> String {
+        match &self.kind {
+            Kind::Local(c) => {
+                std::fs::read_to_string(c.dir.path().join("server.log")).unwrap_or_default()
+            }
+            Kind::External => String::new(),
+        }
+    }
+
+    /// A connection for checks made behind the service's back.
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        connect(&self.url).await
+    }
+}
+
+/// `base` with its database name replaced by `name`.
+fn with_database(base: &str, name: &str) -> String {
+    let (head, query) = match base.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (base, None),
+    };
+    let authority_end = head
+        .find("://")
+        .map(|i| i + 3)
+        .and_then(|start| head[start..].find('/').map(|j| start + j))
+        .unwrap_or(head.len());
+    let mut url = format!("{}/{name}", &head[..authority_end]);
+    if let Some(q) = query {
+        url.push('?');
+        url.push_str(q);
+    }
+    url
+}
+
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio_postgres::connect(url, tokio_postgres::NoTls).await {
+            Ok((client, connection)) => {
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                return client;
+            }
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot connect to {url}: {e}"),
+        }
+    }
+}
+
+async fn create_database(base: &str, name: &str) {
+    let client = connect(base).await;
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap_or_else(|e| panic!("CREATE DATABASE {name} failed: {e}"));
+}
