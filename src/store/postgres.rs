@@ -94,6 +94,8 @@ pub struct PgConfig {
 }
 
 impl PgConfig {
+    /// The defaults for the database at `url`: 16 connections, 2 s per step, a flag sweep
+    /// every 200 ms.
     pub fn new(url: impl Into<String>) -> PgConfig {
         PgConfig {
             url: url.into(),
