@@ -358,9 +358,9 @@ build_image() {
 pod_options() {
     local py="$ROOT/.ci/venv/bin/python"
     [[ -x $py ]] || py=python3
-    "$py" - "$ROOT/deploy/k8s/base" "$PORT" "$VOLUME" <<'PY'
+    "$py" - "$ROOT/deploy/k8s/base" "$PORT" "$VOLUME" "$SECRETS" "$HEALTH_PORT" <<'PY'
 import sys, yaml
-base, port, volume = sys.argv[1], sys.argv[2], sys.argv[3]
+base, port, volume, secrets, health_port = sys.argv[1:6]
 sts = yaml.safe_load(open(f"{base}/statefulset.yaml"))
 kust = yaml.safe_load(open(f"{base}/kustomization.yaml"))
 pod = sts["spec"]["template"]["spec"]
@@ -391,12 +391,19 @@ for lit in gen["literals"]:
     k, v = lit.split("=", 1)
     if k == "CHESS_LISTEN":
         v = f"127.0.0.1:{port}"
+    if k == "CHESS_HEALTH_LISTEN":
+        v = f"127.0.0.1:{health_port}"
     out += ["--env", f"{k}={v}"]
 volumes = {v["name"]: v for v in pod.get("volumes", [])}
 claims = {t["metadata"]["name"] for t in sts["spec"].get("volumeClaimTemplates", [])}
 for m in c["volumeMounts"]:
     if m["name"] in claims:
         out += ["--mount", f'type=volume,source={volume},target={m["mountPath"]}']
+    elif "secret" in volumes[m["name"]]:
+        # A Secret: the test secret of that name (make_secrets), mounted read-only.
+        assert m.get("readOnly"), "Secrets are mounted read-only"
+        name = volumes[m["name"]]["secret"]["secretName"]
+        out += ["--mount", f'type=bind,source={secrets}/{name},target={m["mountPath"]},readonly']
     else:
         ed = volumes[m["name"]]["emptyDir"]
         assert ed.get("medium") == "Memory", "only in-memory emptyDirs are mapped"
@@ -410,7 +417,37 @@ PY
 }
 
 # --------------------------------------------------------------------------------- the checks
-grpc() { "$GRPCURL" -plaintext -connect-timeout 2 "$@"; }
+# The pod serves TLS and wants a token (the base mounts the TLS and token Secrets): the test
+# secrets of make_secrets, an admin token.
+grpc() { "$GRPCURL" -cacert "$SECRETS/ca.pem" -H "authorization: Bearer $TOKEN" -connect-timeout 2 "$@"; }
+
+# Test stand-ins for the Secrets the StatefulSet mounts (chess-server-tls: tls.crt and tls.key
+# for localhost and 127.0.0.1, signed by a throwaway CA; chess-server-tokens: a token file with
+# one admin token), readable by the pod's group as the Secrets' mode 0440 makes them.
+make_secrets() {
+    command -v openssl >/dev/null || {
+        log "installing openssl (apt) for the test secrets"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+    }
+    SECRETS="$ROOT/.ci/docker/secrets"
+    rm -rf "$SECRETS"
+    mkdir -p "$SECRETS/chess-server-tls" "$SECRETS/chess-server-tokens"
+    (
+        cd "$SECRETS"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj "/CN=image check CA" -keyout ca.key -out ca.pem 2>/dev/null
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj "/CN=localhost" -keyout chess-server-tls/tls.key -out server.csr 2>/dev/null
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile server.ext -out chess-server-tls/tls.crt 2>/dev/null
+        echo "image-check admin $(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)" >chess-server-tokens/tokens
+    ) || die "could not make the test secrets"
+    chgrp -R 10001 "$SECRETS/chess-server-tls" "$SECRETS/chess-server-tokens"
+    chmod 0750 "$SECRETS/chess-server-tls" "$SECRETS/chess-server-tokens"
+    chmod 0440 "$SECRETS"/chess-server-tls/* "$SECRETS"/chess-server-tokens/*
+}
+TOKEN="image-check-admin-token"
 
 # Waits until health (service "" and chess.v1.ChessService) answers SERVING; prints the ms since
 # the given start time. Gives up after 120 s, the StatefulSet's startup budget.
@@ -503,6 +540,8 @@ OPERA=(e4 e5 Nf3 d6 d4 Bg4 dxe5 Bxf3 Qxf3 dxe5 Bc4 Nf6 Qb3 Qe7 Nc3 c6 Bg5 b5 Nxb
 run_checks() {
     local image=$1 tag=$2 game="image-check" kgame="image-check-kill" out ply
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    HEALTH_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    make_secrets
     mapfile -t POD_OPTS < <(pod_options)
     [[ ${#POD_OPTS[@]} -gt 4 && ${POD_OPTS[-1]} == "#grace="* ]] ||
         die "could not read the pod's options from deploy/k8s/base (PyYAML: the tools stage puts it in .ci/venv)"
