@@ -20,7 +20,6 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chess_descriptor");
 }
 
-pub mod auth;
 pub mod registry;
 pub mod server;
 pub mod service;

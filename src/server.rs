@@ -16,9 +16,9 @@ use tokio_stream::StreamExt as _;
 use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
-use crate::auth::{self, AuthLayer};
 use crate::pb;
 use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
+use crate::service::auth::{self, AuthLayer};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};

@@ -13,9 +13,9 @@ use tracing::Instrument as _;
 
 use super::log_text::Clean;
 use super::{ChessService, ServiceError};
-use crate::auth::Caller;
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
+use crate::service::auth::Caller;
 
 /// The call's deadline from its `grpc-timeout` header, set a little early (a tenth of
 /// the timeout, at most 20 ms): tonic's own timers for the same header, on the server

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::auth::{RateLimited, Role};
 use crate::lifecycle::{Refusal, Status, TimeControlError};
 use crate::rules::{Color, FenError, MoveTextError, SanError};
+use crate::service::auth::{RateLimited, Role};
 use crate::store::StoreError;
 
 /// The `ErrorInfo.domain` of every error this service returns.

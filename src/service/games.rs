@@ -1,12 +1,12 @@
 //! The calls on games: each reads its request, runs one decision on the game in the
 //! registry (under the game's lock) and answers in `chess.v1` messages.
 
-use crate::auth::Role;
 use crate::lifecycle::{GameMeta, Refusal};
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::registry::{GameEntry, now_ms};
 use crate::rules::Color;
+use crate::service::auth::Role;
 
 use super::convert::{self, ply_u32};
 use super::start::RequestedStart;

@@ -1,4 +1,6 @@
 //! `chess.v1.ChessService`: the gRPC edge over the registry. Each concern has its file:
+//! - [`auth`]: who is calling (bearer tokens, roles, quotas), as a tower layer in front of
+//!   the service;
 //! - [`call`]: the glue every call goes through (deadline, span, logging, code names);
 //! - [`validate`]: request fields read into domain types, or an error naming the field;
 //! - [`start`]: NewGame's start resolution;
@@ -13,6 +15,7 @@
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
 //! statuses here, through one `From` each.
 
+pub mod auth;
 mod call;
 pub mod convert;
 pub mod cpu_pool;
