@@ -3,5 +3,8 @@
 
 mod common;
 
+/// The store the servers this crate starts keep their games in (see `common::server`).
+const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::Sled;
+
 #[path = "durability/server_durability.rs"]
 mod server_durability;

@@ -4,6 +4,10 @@
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
 //! restarted under load.
 //!
+//! And the gRPC suites of the `service` and `durability` crates again (calls, lifecycle,
+//! watch, durability), on PostgreSQL: every server they start without a `--database-url`
+//! of its own keeps its games in a database of a cluster this process shares.
+//!
 //! Without PostgreSQL these tests say so loudly and pass as skipped, unless
 //! `CHESS_REQUIRE_POSTGRES=1` (CI sets it).
 
@@ -11,6 +15,17 @@ mod common;
 use common::{postgres, rng, server};
 #[path = "replicas/store.rs"]
 mod store;
+
+/// The store the servers of the included suites keep their games in.
+const STORE_UNDER_TEST: server::TestStore = server::TestStore::Postgres;
+#[path = "service/calls.rs"]
+mod calls;
+#[path = "service/lifecycle.rs"]
+mod lifecycle;
+#[path = "durability/server_durability.rs"]
+mod server_durability;
+#[path = "service/watch.rs"]
+mod watch;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,9 @@
 
 mod common;
 
+/// The store the servers this crate starts keep their games in (see `common::server`).
+const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::Sled;
+
 #[path = "service/calls.rs"]
 mod calls;
 #[path = "service/lifecycle.rs"]

@@ -104,6 +104,61 @@ fn unique_name(test: &str) -> String {
 }
 
 impl Cluster {
+    /// A new cluster, initialised and started; `None` when PostgreSQL is not installed.
+    fn create() -> Option<Cluster> {
+        let bin = find_bin()?;
+        let as_postgres = is_root();
+        // Under /tmp (world-traversable), not a root-only temp dir the postgres user cannot
+        // reach; then given to that user.
+        let dir = tempfile::Builder::new()
+            .prefix("chess-pg-")
+            .tempdir_in("/tmp")
+            .expect("a cluster directory under /tmp");
+        if as_postgres {
+            let out = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .output()
+                .expect("chown runs");
+            assert!(
+                out.status.success(),
+                "chown of the cluster directory failed"
+            );
+        }
+        let cluster = Cluster {
+            bin,
+            dir,
+            port: free_port(),
+            as_postgres,
+        };
+        let data = cluster.data();
+        let out = cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &data,
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cluster.start();
+        Some(cluster)
+    }
+
+    /// The URL of the cluster's `postgres` database (for creating others).
+    fn base_url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
     fn run(&self, program: &str, args: &[&str]) -> std::process::Output {
         let path = self.bin.join(program);
         let mut cmd = if self.as_postgres {
@@ -192,57 +247,13 @@ impl Pg {
                 url: with_database(&base, &name),
             });
         }
-        let Some(bin) = find_bin() else {
+        let Some(cluster) = Cluster::create() else {
             return skip(
                 test,
                 "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)",
             );
         };
-        let as_postgres = is_root();
-        // Under /tmp (world-traversable), not a root-only temp dir the postgres user cannot
-        // reach; then given to that user.
-        let dir = tempfile::Builder::new()
-            .prefix("chess-pg-")
-            .tempdir_in("/tmp")
-            .expect("a cluster directory under /tmp");
-        if as_postgres {
-            let out = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .output()
-                .expect("chown runs");
-            assert!(
-                out.status.success(),
-                "chown of the cluster directory failed"
-            );
-        }
-        let cluster = Cluster {
-            bin,
-            dir,
-            port: free_port(),
-            as_postgres,
-        };
-        let data = cluster.data();
-        let out = cluster.run(
-            "initdb",
-            &[
-                "-D",
-                &data,
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-        );
-        assert!(
-            out.status.success(),
-            "initdb failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        cluster.start();
-        let base = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
+        let base = cluster.base_url();
         let name = unique_name(test);
         create_database(&base, &name).await;
         Some(Pg {
@@ -332,4 +343,95 @@ async fn create_database(base: &str, name: &str) {
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
         .unwrap_or_else(|e| panic!("CREATE DATABASE {name} failed: {e}"));
+}
+
+/// The cluster the gRPC suites share when they run on PostgreSQL (one per test process),
+/// and the database each data directory was given.
+struct Shared {
+    base: String,
+    databases: std::sync::Mutex<std::collections::HashMap<PathBuf, String>>,
+    /// Kept for the life of the process; a watcher stops and removes it afterwards.
+    _cluster: Option<Cluster>,
+}
+
+static SHARED: std::sync::OnceLock<Option<Shared>> = std::sync::OnceLock::new();
+
+/// The database URL of the server that keeps its data in `data_dir`, in the process's
+/// shared cluster (started on first use): a fresh database for a new directory, the same
+/// one again for a restart. `None` (said loudly; a failure under
+/// `CHESS_REQUIRE_POSTGRES=1`) when no PostgreSQL exists: the caller then uses sled.
+pub fn database_for(data_dir: &std::path::Path) -> Option<String> {
+    let shared = SHARED
+        .get_or_init(|| {
+            if let Ok(base) = std::env::var("CHESS_TEST_DATABASE_URL") {
+                return Some(Shared {
+                    base,
+                    databases: Default::default(),
+                    _cluster: None,
+                });
+            }
+            let Some(cluster) = Cluster::create() else {
+                skip(
+                    "the gRPC suites on PostgreSQL",
+                    "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
+                     these tests run on the sled store instead",
+                );
+                return None;
+            };
+            cluster.remove_after_exit();
+            Some(Shared {
+                base: cluster.base_url(),
+                databases: Default::default(),
+                _cluster: Some(cluster),
+            })
+        })
+        .as_ref()?;
+    let mut databases = shared.databases.lock().expect("databases lock");
+    if let Some(url) = databases.get(data_dir) {
+        return Some(url.clone());
+    }
+    let name = unique_name("suite");
+    let (base, db) = (shared.base.clone(), name.clone());
+    // The harness is synchronous and may be called inside a test's runtime: a runtime of
+    // its own, on a thread of its own.
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for CREATE DATABASE")
+            .block_on(create_database(&base, &db))
+    })
+    .join()
+    .expect("CREATE DATABASE finished");
+    let url = with_database(&shared.base, &name);
+    databases.insert(data_dir.to_path_buf(), url.clone());
+    Some(url)
+}
+
+impl Cluster {
+    /// A static is never dropped: a detached shell waits for this process to end, then
+    /// stops the cluster and removes its directory.
+    fn remove_after_exit(&self) {
+        let pg_ctl = self.bin.join("pg_ctl").display().to_string();
+        let stop = if self.as_postgres {
+            format!("runuser -u postgres -- {pg_ctl}")
+        } else {
+            pg_ctl
+        };
+        // The outer shell returns at once (it is waited for); its background child lives on.
+        let script = format!(
+            "(while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
+             {stop} -D '{data}' -m immediate -w stop; rm -rf '{dir}') &",
+            pid = std::process::id(),
+            data = self.data(),
+            dir = self.dir.path().display(),
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("the cluster's clean-up watcher starts");
+    }
 }

@@ -1,5 +1,11 @@
 //! Runs the real `chess-server` binary on an ephemeral port with a temporary data
 //! directory, and connects tonic clients generated from the same proto.
+//!
+//! Each crate root names the store its servers use (`STORE_UNDER_TEST`): with
+//! [`TestStore::Postgres`], every server a test starts without its own `--database-url`
+//! keeps its games in PostgreSQL instead, in a database of the process's shared throwaway
+//! cluster that belongs to its data directory (so a restart on the same directory finds
+//! the same games). That is how the gRPC suites run against both stores.
 
 #![allow(dead_code)]
 
@@ -11,6 +17,15 @@ use std::time::{Duration, Instant};
 use chess_service::pb::chess_service_client::ChessServiceClient;
 use tonic::transport::Channel;
 use tonic_types::{ErrorInfo, StatusExt};
+
+/// The store the servers of a test crate keep their games in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestStore {
+    /// The embedded sled store in the server's data directory.
+    Sled,
+    /// PostgreSQL: a database per data directory in a cluster shared by the process.
+    Postgres,
+}
 
 /// A running server process; killed when dropped.
 pub struct Server {
@@ -39,9 +54,18 @@ impl Server {
     /// Starts the server on `data_dir` with `args` and extra environment variables
     /// `env` (for instance `("CHESS_AUTH_TOKENS", path)`), which the caller owns.
     pub fn start_with(data_dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
+        let database = (crate::STORE_UNDER_TEST == TestStore::Postgres
+            && !args.contains(&"--database-url"))
+        .then(|| super::postgres::database_for(data_dir))
+        .flatten();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_chess-server"));
+        command
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data_dir)
+            .arg(data_dir);
+        if let Some(url) = &database {
+            command.args(["--database-url", url]);
+        }
+        let mut child = command
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("CHESS_LISTEN")

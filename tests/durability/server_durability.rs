@@ -641,18 +641,38 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
         assert!(status.success());
     }
     // Flip one byte in the middle of the stored record, as a bad disk would.
-    {
-        let db = sled::open(dir.path()).expect("the data directory opens with sled");
-        let games = db.open_tree("games").expect("games tree");
-        let mut bytes = games
-            .get("damaged")
-            .expect("readable")
-            .expect("record present")
-            .to_vec();
-        let i = bytes.len() / 2;
-        bytes[i] ^= 0x5A;
-        games.insert("damaged", bytes).expect("write");
-        db.flush().expect("flush");
+    let database = (crate::STORE_UNDER_TEST == server::TestStore::Postgres)
+        .then(|| crate::common::postgres::database_for(dir.path()))
+        .flatten();
+    match database {
+        None => {
+            let db = sled::open(dir.path()).expect("the data directory opens with sled");
+            let games = db.open_tree("games").expect("games tree");
+            let mut bytes = games
+                .get("damaged")
+                .expect("readable")
+                .expect("record present")
+                .to_vec();
+            let i = bytes.len() / 2;
+            bytes[i] ^= 0x5A;
+            games.insert("damaged", bytes).expect("write");
+            db.flush().expect("flush");
+        }
+        Some(url) => {
+            let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connects to the test database");
+            tokio::spawn(connection);
+            let changed = db
+                .execute(
+                    "UPDATE chess_games SET record = set_byte(record, length(record) / 2, \
+                     get_byte(record, length(record) / 2) # 90) WHERE id = 'damaged'",
+                    &[],
+                )
+                .await
+                .expect("the record is rewritten");
+            assert_eq!(changed, 1, "the damaged game's row exists");
+        }
     }
     let server = Server::start_in(dir.path(), &[]);
     let mut c = server.client().await;
