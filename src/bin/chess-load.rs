@@ -51,6 +51,11 @@ enum Rpc {
     LegalMovesFenMiss,
     /// 50% LegalMoves by game, 20% by FEN, 25% Play, 5% GetGame.
     Mix,
+    /// Play on the caller's replica while a spectator on the next one (in `--target`
+    /// order) watches the same game: each call lasts from sending the Play until that
+    /// spectator has received the move, so the latency is what a watcher on another
+    /// replica sees. With one target the spectator is on the same server.
+    WatchOther,
 }
 
 impl Rpc {
@@ -62,6 +67,7 @@ impl Rpc {
             Rpc::Play => "Play",
             Rpc::Health => "Health/Check",
             Rpc::Mix => "mix",
+            Rpc::WatchOther => "Play seen by a spectator on the next replica",
         }
     }
 }
@@ -371,6 +377,10 @@ struct Caller {
     script: Vec<String>,
     ply: usize,
     rng: Rng,
+    /// For [`Rpc::WatchOther`]: the channel the spectator uses, and its open stream on
+    /// the current game.
+    watcher: Option<Channel>,
+    watch: Option<tonic::Streaming<pb::WatchGameResponse>>,
 }
 
 impl Caller {
@@ -401,6 +411,8 @@ impl Caller {
             script,
             ply: 0,
             rng: Rng(seed.wrapping_mul(7919) | 1),
+            watcher: None,
+            watch: None,
         };
         for _ in 0..6.min(caller.script.len()) {
             caller.play().await?;
@@ -449,6 +461,7 @@ impl Caller {
                 .game;
             self.game_id = game.unwrap_or_default().game_id;
             self.ply = 0;
+            self.watch = None;
         }
         let req = pb::PlayRequest {
             game_id: self.game_id.clone(),
@@ -464,6 +477,50 @@ impl Caller {
         };
         self.ply += 1;
         Ok(bytes)
+    }
+
+    /// A Play, then the wait until the spectator on the other replica has its move.
+    async fn play_watched(&mut self) -> Result<u64, tonic::Status> {
+        if self.ply >= self.script.len() {
+            // A new game (and so a new stream), before the timed part of the next call.
+            return self.play().await;
+        }
+        if self.watch.is_none() {
+            let channel = self
+                .watcher
+                .clone()
+                .ok_or_else(|| tonic::Status::internal("no spectator channel"))?;
+            let stream = ChessServiceClient::new(channel)
+                .watch_game(pb::WatchGameRequest {
+                    game_id: self.game_id.clone(),
+                    from_version: self.ply as u64 + 1,
+                })
+                .await?
+                .into_inner();
+            self.watch = Some(stream);
+        }
+        // Each move is one event: the move of ply n makes version n + 1.
+        let want = self.ply as u64 + 1;
+        self.play().await?;
+        let Some(watch) = self.watch.as_mut() else {
+            return Err(tonic::Status::internal("the watch stream is gone"));
+        };
+        loop {
+            let message = watch
+                .message()
+                .await?
+                .ok_or_else(|| tonic::Status::unavailable("the watch stream ended"))?;
+            match message.message {
+                Some(pb::watch_game_response::Message::Event(e)) if e.version >= want => {
+                    return Ok(0);
+                }
+                Some(pb::watch_game_response::Message::Event(_)) => {}
+                _ => {
+                    self.watch = None;
+                    return Err(tonic::Status::data_loss("the spectator was told to resync"));
+                }
+            }
+        }
     }
 
     /// One call; returns the answer's bytes (raw client) or 0.
@@ -505,6 +562,7 @@ impl Caller {
                 self.legal_moves(req).await
             }
             Rpc::Play => self.play().await,
+            Rpc::WatchOther => self.play_watched().await,
             Rpc::Mix => {
                 let pick = self.rng.next() % 100;
                 let rpc = match pick {
@@ -559,7 +617,7 @@ async fn run(
     let mut callers = Vec::with_capacity(concurrency);
     for i in 0..concurrency {
         let channel = channels[i % channels.len()].clone();
-        let caller = Caller::new(
+        let mut caller = Caller::new(
             channel,
             args.fen.clone(),
             positions.clone(),
@@ -568,6 +626,7 @@ async fn run(
         )
         .await
         .map_err(|e| format!("setting up caller {i}: {e}"))?;
+        caller.watcher = Some(channels[(i + 1) % channels.len()].clone());
         callers.push(caller);
     }
     let warmup = Duration::from_secs_f64(args.warmup);

@@ -112,3 +112,57 @@ fn a_list_of_connection_modes_needs_the_matrix() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_play_watched_on_another_server_is_counted_once_the_spectator_has_it() {
+    // Two servers with their own stores: the spectator on the second never sees the first's
+    // games, so every call fails; on one server (the spectator on the same one, as with a
+    // single target) every call must succeed and wait for the stream.
+    let server = Server::start(&[]);
+    let out = chess_load(&[
+        "--target",
+        &server.url(),
+        "--rpc",
+        "watch-other",
+        "--concurrency",
+        "4",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("rpc=WatchOther") && stdout.contains(" errors=0 "),
+        "{stdout}"
+    );
+    let ok: u64 = stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("ok="))
+        .and_then(|n| n.parse().ok())
+        .expect("an ok= count");
+    assert!(ok > 0, "no watched Play completed: {stdout}");
+    let other = Server::start(&[]);
+    let out = chess_load(&[
+        "--target",
+        &format!("{},{}", server.url(), other.url()),
+        "--rpc",
+        "watch-other",
+        "--concurrency",
+        "2",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(" ok=0 ") && !stdout.contains(" errors=0 "),
+        "a spectator on a server without the game must not count as seen: {stdout}"
+    );
+}
