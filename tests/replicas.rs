@@ -58,6 +58,7 @@ async fn new_game(c: &mut Client, id: &str, tc: Option<(u64, u64)>) -> pb::Game 
         time_control: tc.map(|(initial_ms, increment_ms)| pb::TimeControl {
             initial_ms,
             increment_ms,
+            ..Default::default()
         }),
         ..Default::default()
     })

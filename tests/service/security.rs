@@ -481,6 +481,7 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
             time_control: Some(pb::TimeControl {
                 initial_ms: 150,
                 increment_ms: 0,
+                ..Default::default()
             }),
             ..Default::default()
         })

@@ -304,7 +304,8 @@ async fn the_flag_timer_ends_the_game_without_any_call() {
         info.time_control,
         Some(pb::TimeControl {
             initial_ms: 300,
-            increment_ms: 0
+            increment_ms: 0,
+            ..Default::default()
         })
     );
     let t = Instant::now();
