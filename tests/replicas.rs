@@ -2,7 +2,8 @@
 //! database (see `common/postgres.rs`): racing Plays on two replicas (exactly one wins);
 //! a spectator on the other replica; the flag sweep after the arming replica is killed;
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
-//! restarted under load.
+//! restarted under load; a clock starting after the first moves and AddTime (racing
+//! AddTimes with one `expected_version`: exactly one gives the time).
 //!
 //! Without PostgreSQL these tests say so loudly and pass as skipped, unless
 //! `CHESS_REQUIRE_POSTGRES=1` (CI sets it).
