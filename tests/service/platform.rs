@@ -38,7 +38,7 @@ async fn a_game_shows_its_opening_and_its_pgn_carries_it() {
     let g = play(&mut c, "najdorf", "e4").await;
     assert_eq!(
         opening_of(&g),
-        Some(("B00".into(), "King's Pawn Game".into(), 1))
+        Some(("B00".to_string(), "King's Pawn Game".to_string(), 1))
     );
     let g = play_all(
         &mut c,

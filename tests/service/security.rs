@@ -267,6 +267,15 @@ async fn tokens_roles_and_the_open_services() {
             })
             .await
             .map(|_| ()),
+        reader
+            .add_time(pb::AddTimeRequest {
+                game_id: "roles".into(),
+                color: pb::Color::Black as i32,
+                ms: 1000,
+                expected_version: None,
+            })
+            .await
+            .map(|_| ()),
     ] {
         let status = refused.expect_err("read changes nothing");
         assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
