@@ -276,10 +276,27 @@ mod tests {
         assert_eq!(book.problems(), &[] as &[String], "every line replays");
         let data_lines: usize = FILES
             .iter()
-            .map(|(_, text)| text.lines().skip(1).filter(|l| !l.trim().is_empty()).count())
+            .map(|(_, text)| {
+                text.lines()
+                    .skip(1)
+                    .filter(|l| !l.trim().is_empty())
+                    .count()
+            })
             .sum();
         assert_eq!(book.lines().len(), data_lines, "no line left out");
         assert!(book.lines().len() > 3800, "{}", book.lines().len());
+        // Lines that reach a position an earlier line named already (the table keeps the
+        // earlier name): reported, for the record.
+        let shared = book
+            .lines()
+            .iter()
+            .filter(|l| book.named(l.key).is_some_and(|first| first.pgn != l.pgn))
+            .count();
+        println!(
+            "{} lines, {} of them reach a position an earlier line names",
+            book.lines().len(),
+            shared
+        );
         // PGN tag values are written unescaped (lifecycle::pgn).
         assert!(
             book.lines()
@@ -338,7 +355,11 @@ mod tests {
         for _ in 0..3 {
             game.undo();
         }
-        assert_eq!(classify(&game), Some(earlier), "the track agrees with walking back");
+        assert_eq!(
+            classify(&game),
+            Some(earlier),
+            "the track agrees with walking back"
+        );
     }
 
     #[test]
@@ -352,9 +373,8 @@ mod tests {
 
     #[test]
     fn only_the_standard_start_is_named() {
-        let mut chess960 = Game::new(
-            crate::rules::chess960::start_position(518, Variant::Chess960).expect("518"),
-        );
+        let mut chess960 =
+            Game::new(crate::rules::chess960::start_position(518, Variant::Chess960).expect("518"));
         chess960.play_text("e4").expect("legal");
         assert_eq!(classify(&chess960), None);
         assert_eq!(OpeningTrack::new(&chess960).current(), None);
@@ -366,6 +386,10 @@ mod tests {
         let mut from_fen = Game::new(fen);
         from_fen.play_text("c5").expect("legal");
         assert_eq!(classify(&from_fen), None);
-        assert_eq!(classify(&Game::new(Position::new())), None, "the start is unnamed");
+        assert_eq!(
+            classify(&Game::new(Position::new())),
+            None,
+            "the start is unnamed"
+        );
     }
 }

@@ -417,7 +417,11 @@ fn with_clock_start_after_first_moves_no_clock_runs_before_both_sides_moved() {
     let mut m = Match::timed(Position::new(), after_first_moves(1000, 100), 0);
     let c = m.clock_at(50_000).unwrap();
     assert_eq!(
-        (c.remaining(Color::White), c.remaining(Color::Black), c.running),
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
         (1000, 1000, None),
         "nothing runs before the first move, however long it takes"
     );
@@ -428,7 +432,11 @@ fn with_clock_start_after_first_moves_no_clock_runs_before_both_sides_moved() {
     m.play(90_000, None, "e5").unwrap(); // not charged either; white's clock runs now
     let c = m.clock_at(90_400).unwrap();
     assert_eq!(
-        (c.remaining(Color::White), c.remaining(Color::Black), c.running),
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
         (600, 1000, Some(Color::White))
     );
     assert_eq!(m.flag_time(), Some(91_000));
@@ -441,7 +449,11 @@ fn with_clock_start_after_first_moves_no_clock_runs_before_both_sides_moved() {
     m.undo(90_600, None).unwrap();
     let c = m.clock_at(99_999).unwrap();
     assert_eq!(
-        (c.remaining(Color::White), c.remaining(Color::Black), c.running),
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
         (1000, 1000, None)
     );
     assert_eq!(m.flag_time(), None);
@@ -496,7 +508,10 @@ fn time_added_goes_to_one_side_and_survives_undo() {
     );
     m.add_time(500, Color::White, MAX_ADD_TIME_MS).unwrap();
     let mut untimed = Match::untimed(Position::new());
-    assert_eq!(untimed.add_time(0, Color::White, 1000), Err(Refusal::Untimed));
+    assert_eq!(
+        untimed.add_time(0, Color::White, 1000),
+        Err(Refusal::Untimed)
+    );
     m.resign(600, Color::White).unwrap();
     assert!(matches!(
         m.add_time(700, Color::White, 1000),
@@ -533,7 +548,9 @@ fn the_opening_follows_moves_and_undos_and_reaches_the_pgn() {
     play_all(
         &mut m,
         0,
-        &["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6"],
+        &[
+            "e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6",
+        ],
     );
     let najdorf = m.opening().expect("named");
     assert_eq!(

@@ -460,9 +460,7 @@ impl ServiceError {
             | ClaimRefused { .. } => Code::FailedPrecondition,
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
-            PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => {
-                Code::Aborted
-            }
+            PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } => Code::ResourceExhausted,
             DeadlineExceeded { .. } => Code::DeadlineExceeded,
@@ -644,10 +642,7 @@ impl ServiceError {
             )],
             InvalidAddTime { ms } => vec![(
                 "ms",
-                format!(
-                    "{ms} is not in 1 ..= {}",
-                    crate::lifecycle::MAX_ADD_TIME_MS
-                ),
+                format!("{ms} is not in 1 ..= {}", crate::lifecycle::MAX_ADD_TIME_MS),
             )],
             _ => Vec::new(),
         }

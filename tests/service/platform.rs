@@ -74,8 +74,12 @@ async fn a_game_shows_its_opening_and_its_pgn_carries_it() {
     new_game(&mut c, named("qgd")).await;
     let direct = play_all(&mut c, "qgd", &["d4", "d5", "c4", "e6", "Nc3", "Nf6"]).await;
     new_game(&mut c, named("qgd-transposed")).await;
-    let transposed =
-        play_all(&mut c, "qgd-transposed", &["c4", "e6", "Nc3", "d5", "d4", "Nf6"]).await;
+    let transposed = play_all(
+        &mut c,
+        "qgd-transposed",
+        &["c4", "e6", "Nc3", "d5", "d4", "Nf6"],
+    )
+    .await;
     let (d, t) = (
         direct.opening.expect("named"),
         transposed.opening.expect("named"),
@@ -285,7 +289,11 @@ async fn clocks_that_start_after_both_first_moves_and_survive_a_restart() {
         stopped_at.white_remaining_ms + stopped_at.as_of_unix_ms,
         "white's clock ran from the same instant with the same time"
     );
-    assert_eq!(history(&mut c, id).await, events, "the history survives the restart");
+    assert_eq!(
+        history(&mut c, id).await,
+        events,
+        "the history survives the restart"
+    );
 }
 
 fn add_time(id: &str, color: i32, ms: u64) -> pb::AddTimeRequest {
@@ -337,7 +345,10 @@ async fn add_time_is_an_event_of_the_history_and_is_refused_with_reasons() {
         k.black_remaining_ms > 300_000 && k.black_remaining_ms <= 315_000,
         "black got 15 s while its clock runs: {k:?}"
     );
-    assert!(k.white_remaining_ms < 300_000, "white's move was charged: {k:?}");
+    assert!(
+        k.white_remaining_ms < 300_000,
+        "white's move was charged: {k:?}"
+    );
     // WatchGame streams it, with the clocks after it.
     let event = crate::common::client::next_event(&mut spectator).await;
     assert_eq!(event.version, 2);

@@ -376,7 +376,11 @@ fn time_added_and_clocks_after_the_first_moves_read_by_hand() {
     );
     let c = m.clock_at(1_000_000).unwrap();
     assert_eq!(
-        (c.remaining(Color::White), c.remaining(Color::Black), c.running),
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
         (15_100, 100, None),
         "no clock runs before the first moves"
     );

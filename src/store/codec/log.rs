@@ -3,9 +3,7 @@
 //! game, the time control and each event's time; encoded incrementally ([`LogEncoder`])
 //! and replayed through the lifecycle on reading.
 
-use crate::lifecycle::{
-    ClaimRule, ClockStart, Event, LogEntry, Match, ReplayError, TimeControl,
-};
+use crate::lifecycle::{ClaimRule, ClockStart, Event, LogEntry, Match, ReplayError, TimeControl};
 use crate::rules::{Color, Move, Position};
 
 use super::CodecError;
