@@ -133,6 +133,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
             Kind::DrawDeclined(d) if d.lapsed => "lapsed",
             Kind::DrawDeclined(_) => "declined",
             Kind::GameEnded(_) => "ended",
+            Kind::TimeAdded(_) => "time added",
         })
         .collect();
     assert_eq!(
