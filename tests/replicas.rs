@@ -2,7 +2,8 @@
 //! database (see `common/postgres.rs`): racing Plays on two replicas (exactly one wins);
 //! a spectator on the other replica; the flag sweep after the arming replica is killed;
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
-//! restarted under load.
+//! restarted under load; a clock starting after the first moves and AddTime (racing
+//! AddTimes with one `expected_version`: exactly one gives the time).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, lifecycle,
 //! watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -73,6 +74,7 @@ async fn new_game(c: &mut Client, id: &str, tc: Option<(u64, u64)>) -> pb::Game 
         time_control: tc.map(|(initial_ms, increment_ms)| pb::TimeControl {
             initial_ms,
             increment_ms,
+            ..Default::default()
         }),
         ..Default::default()
     })
@@ -330,6 +332,65 @@ async fn a_flag_falls_on_time_after_the_arming_replica_is_killed() {
     let g = get(&mut cc, "swept").await.expect("GetGame on C");
     assert_eq!(g.status, pb::GameStatus::OutOfTime as i32);
     assert_eq!(g.winner, pb::Color::White as i32);
+}
+
+/// Issue 18 on shared storage: a game whose clocks start after both first moves, played
+/// across two replicas, takes AddTime on either, two racing AddTimes with the same
+/// `expected_version` give the time once (the database decides; the loser is told
+/// VERSION_MISMATCH), and both replicas answer the same clocks and opening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clock_start_and_added_time_are_shared_by_the_replicas() {
+    let Some(pg) = Pg::start("add_time").await else {
+        return;
+    };
+    let (a, b) = (replica(&pg), replica(&pg));
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    let id = "shared-clock";
+    ca.new_game(pb::NewGameRequest {
+        game_id: id.into(),
+        time_control: Some(pb::TimeControl {
+            initial_ms: 600_000,
+            increment_ms: 0,
+            clock_start: pb::ClockStart::AfterFirstMoves as i32,
+        }),
+        ..Default::default()
+    })
+    .await
+    .expect("NewGame");
+    play(&mut ca, id, "e2e4").await;
+    let g = play(&mut cb, id, "c7c5").await;
+    let clock = g.clock.expect("a clock");
+    assert_eq!(
+        (clock.white_remaining_ms, clock.black_remaining_ms),
+        (600_000, 600_000),
+        "the first moves are not charged"
+    );
+    assert_eq!(clock.running, pb::Color::White as i32);
+    let add = |expected_version| pb::AddTimeRequest {
+        game_id: id.into(),
+        color: pb::Color::Black as i32,
+        ms: 15_000,
+        expected_version: Some(expected_version),
+    };
+    let (ra, rb) = tokio::join!(ca.add_time(add(g.version)), cb.add_time(add(g.version)));
+    match (&ra, &rb) {
+        (Ok(_), Err(s)) | (Err(s), Ok(_)) => {
+            assert_eq!(s.code(), Code::Aborted, "{s:?}");
+            assert_eq!(error_info(s).reason, "VERSION_MISMATCH", "{s:?}");
+        }
+        _ => panic!("want exactly one AddTime, got {ra:?} / {rb:?}"),
+    }
+    for c in [&mut ca, &mut cb] {
+        let g = get(c, id).await.expect("GetGame");
+        assert_eq!(g.version, 3);
+        let clock = g.clock.expect("a clock");
+        assert_eq!(clock.black_remaining_ms, 615_000, "the time was given once");
+        let opening = g.opening.expect("named");
+        assert_eq!(opening.eco, "B20");
+    }
+    let mut stream = watch(&mut ca, id, 3).await;
+    let event = next_event(&mut stream).await;
+    assert!(matches!(event.kind, Some(Kind::TimeAdded(_))), "{event:?}");
 }
 
 /// What the load workers count.

@@ -1,6 +1,7 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
-//! error, the game lifecycle (endings, offers, clocks), WatchGame, and security (tokens,
-//! roles, TLS, quotas, clean logs).
+//! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
+//! roles, TLS, quotas, clean logs), and what a platform needs (opening names, clock start,
+//! AddTime).
 
 mod common;
 
@@ -11,6 +12,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 mod calls;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
+#[path = "service/platform.rs"]
+mod platform;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/watch.rs"]

@@ -6,13 +6,29 @@ use crate::rules::{ByColor, Color};
 pub const MAX_INITIAL_MS: u64 = 24 * 60 * 60 * 1000;
 /// The largest increment accepted: 1 hour.
 pub const MAX_INCREMENT_MS: u64 = 60 * 60 * 1000;
+/// The most time added to a clock at once (AddTime): 1 hour.
+pub const MAX_ADD_TIME_MS: u64 = 60 * 60 * 1000;
+
+/// When a timed game's clocks start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClockStart {
+    /// The side to move's clock runs from the game's creation (FIDE 6.5).
+    #[default]
+    OnCreate,
+    /// No clock runs until both sides have made their first move (as on lichess, so a
+    /// player slow to connect loses no time before the game has begun); from the second
+    /// move on, the side to move's clock runs. Those first moves are not charged and get
+    /// no increment. An undo back before the second move stops the clocks again.
+    AfterFirstMoves,
+}
 
 /// Each side's time for the whole game plus a Fischer increment added after each of its
-/// moves. (Delays, simple or Bronstein, are not offered.)
+/// moves, and when the clocks start. (Delays, simple or Bronstein, are not offered.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TimeControl {
     initial_ms: u64,
     increment_ms: u64,
+    clock_start: ClockStart,
 }
 
 /// A time control outside what the service accepts.
@@ -61,7 +77,21 @@ impl TimeControl {
         Ok(TimeControl {
             initial_ms,
             increment_ms,
+            clock_start: ClockStart::OnCreate,
         })
+    }
+
+    /// The same time control with its clocks starting as `clock_start` says.
+    pub fn with_clock_start(self, clock_start: ClockStart) -> TimeControl {
+        TimeControl {
+            clock_start,
+            ..self
+        }
+    }
+
+    /// When the clocks start.
+    pub fn clock_start(&self) -> ClockStart {
+        self.clock_start
     }
 
     /// Each side's time at the start, in milliseconds.

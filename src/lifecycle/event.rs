@@ -58,6 +58,15 @@ pub enum Event {
     },
     /// The side to move ran out of time.
     FlagFell,
+    /// `ms` milliseconds were added to `color`'s clock (a player giving the opponent
+    /// time, or an arbiter after an interruption): 1 ms to [`super::MAX_ADD_TIME_MS`],
+    /// timed games only, while the game goes on.
+    TimeAdded {
+        /// The side whose clock gets the time.
+        color: Color,
+        /// How much, in milliseconds.
+        ms: u64,
+    },
 }
 
 impl Event {
@@ -73,6 +82,7 @@ impl Event {
             Event::Resigned(_) => "resignation",
             Event::DrawClaimed { .. } => "draw claim",
             Event::FlagFell => "flag fall",
+            Event::TimeAdded { .. } => "time added",
         }
     }
 }
@@ -223,8 +233,8 @@ pub struct EventRecord {
     /// In a timed game, when it happened (the creation time for version 0).
     pub at_ms: Option<u64>,
     /// The side the event is by: the mover, the side offering, declining (or lapsing the
-    /// offer by moving), accepting, resigning or claiming, the side whose flag fell, or
-    /// the side whose move was taken back.
+    /// offer by moving), accepting, resigning or claiming, the side whose flag fell, the
+    /// side whose move was taken back, or the side that was given time.
     pub by: Option<Color>,
     /// For a move played or taken back: the position before the move, and the move.
     pub moved: Option<(Position, Move)>,

@@ -5,8 +5,9 @@ use std::sync::OnceLock;
 
 use crate::rules::{ByColor, Color, Game, Move, MoveTextError, Position};
 
-use super::clock::{ClockReading, TimeControl};
+use super::clock::{ClockReading, ClockStart, MAX_ADD_TIME_MS, TimeControl};
 use super::event::{ClaimRule, Event, EventRecord, LogEntry, Status};
+use super::opening::{Opening, OpeningTrack};
 
 /// The clocks of a timed game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +25,17 @@ struct Clocks {
     before: Vec<ByColor<u64>>,
 }
 
+impl Clocks {
+    /// Whether the clocks run at ply `ply` (of a game still going): always, unless they
+    /// start only after both sides' first moves and those are not made yet.
+    fn started_at(&self, ply: usize) -> bool {
+        match self.control.clock_start() {
+            ClockStart::OnCreate => true,
+            ClockStart::AfterFirstMoves => ply >= 2,
+        }
+    }
+}
+
 /// One game as it is played: the board (a rules [`Game`]), the event log, the clocks,
 /// the pending draw offer and a decided ending. See the module docs for the rules.
 ///
@@ -34,6 +46,8 @@ struct Clocks {
 #[derive(Clone, Debug)]
 pub struct Match {
     game: Game,
+    /// The opening, kept move by move beside the board.
+    opening: OpeningTrack,
     log: Vec<LogEntry>,
     clocks: Option<Clocks>,
     offer: Option<Color>,
@@ -116,6 +130,15 @@ pub enum Refusal {
         /// Why the claim does not hold.
         why: String,
     },
+    /// Time added to an untimed game.
+    #[error("the game is untimed: it has no clock to add time to")]
+    Untimed,
+    /// Time added that is zero or more than [`MAX_ADD_TIME_MS`].
+    #[error("{ms} ms cannot be added: add 1 ms to {MAX_ADD_TIME_MS} ms (an hour) at once")]
+    AddTimeOutOfRange {
+        /// The time asked for.
+        ms: u64,
+    },
     /// The game's own log does not replay: a bug or damage.
     #[error("internal inconsistency: {0}")]
     Inconsistent(ReplayError),
@@ -173,6 +196,7 @@ impl Match {
     fn with_clocks(game: Game, clocks: Option<Clocks>) -> Match {
         Match {
             last_ms: clocks.as_ref().map_or(0, |c| c.created_ms),
+            opening: OpeningTrack::new(&game),
             game,
             log: Vec::new(),
             clocks,
@@ -254,6 +278,21 @@ impl Match {
         self.offer
     }
 
+    /// The game's opening: the named position met last, walking back from the current
+    /// one (standard chess from the standard start only; see [`super::opening`]).
+    pub fn opening(&self) -> Option<Opening> {
+        self.opening.current()
+    }
+
+    /// Whether the running side's clock is running now: a timed game going on whose
+    /// clocks have started.
+    fn clock_runs(&self) -> bool {
+        self.clocks
+            .as_ref()
+            .is_some_and(|c| c.started_at(self.game.ply()))
+            && !self.status().is_over()
+    }
+
     /// Where the game stands: a decided ending, else what the board says.
     pub fn status(&self) -> Status {
         *self
@@ -264,7 +303,7 @@ impl Match {
     /// When the side to move's flag falls, while a timed game goes on.
     pub fn flag_time(&self) -> Option<u64> {
         let c = self.clocks.as_ref()?;
-        if self.status().is_over() {
+        if !self.clock_runs() {
             return None;
         }
         Some(c.since_ms + c.remaining[self.game.position().turn()])
@@ -275,7 +314,7 @@ impl Match {
     /// the next operation ([`Match::settle`]).
     pub fn clock_at(&self, now: u64) -> Option<ClockReading> {
         let c = self.clocks.as_ref()?;
-        let running = (!self.status().is_over()).then(|| self.game.position().turn());
+        let running = self.clock_runs().then(|| self.game.position().turn());
         let as_of_ms = now.max(c.since_ms);
         let mut remaining_ms = c.remaining;
         if let Some(side) = running {
@@ -445,11 +484,17 @@ impl Match {
                     )));
                 }
                 // Legal, and the game is going on (checked above): no second status check.
+                let ply = self.game.ply();
                 self.game.push_unchecked(m);
+                self.opening.push(self.game.position());
                 if let (Some(c), Some(t)) = (self.clocks.as_mut(), at) {
-                    let r = &mut c.remaining[to_move];
-                    // The flag check above guarantees t - since < r.
-                    *r = r.saturating_sub(t - c.since_ms) + c.control.increment_ms();
+                    // A move made before the clocks started is neither charged nor given
+                    // the increment.
+                    if c.started_at(ply) {
+                        let r = &mut c.remaining[to_move];
+                        // The flag check above guarantees t - since < r.
+                        *r = r.saturating_sub(t - c.since_ms) + c.control.increment_ms();
+                    }
                     c.since_ms = t;
                     c.before.push(c.remaining);
                 }
@@ -461,6 +506,7 @@ impl Match {
                 let Some(m) = self.game.undo() else {
                     return Err(fail("there is no move to take back".into()));
                 };
+                self.opening.pop();
                 moved = Some((*self.game.position(), m));
                 by = Some(self.game.position().turn());
                 self.ending = None;
@@ -561,6 +607,26 @@ impl Match {
                 self.end(ending, to_move, at);
                 by = Some(to_move);
             }
+            Event::TimeAdded { color, ms } => {
+                if status.is_over() {
+                    return Err(game_over());
+                }
+                let Some(c) = self.clocks.as_mut() else {
+                    return Err(fail("an untimed game has no clock to add time to".into()));
+                };
+                if ms == 0 || ms > MAX_ADD_TIME_MS {
+                    return Err(fail(format!(
+                        "{ms} ms is not in 1 ..= {MAX_ADD_TIME_MS} ms"
+                    )));
+                }
+                // Given for good: an undo later restores the clocks of an earlier turn,
+                // which get the time too.
+                c.remaining[color] = c.remaining[color].saturating_add(ms);
+                for b in &mut c.before {
+                    b[color] = b[color].saturating_add(ms);
+                }
+                by = Some(color);
+            }
         }
         if !matches!(entry.event, Event::Move(_)) {
             self.only_moves = false;
@@ -582,9 +648,12 @@ impl Match {
     fn end(&mut self, ending: Status, to_move: Color, at: Option<u64>) {
         self.ending = Some(ending);
         self.offer = None;
+        let ply = self.game.ply();
         if let (Some(c), Some(t)) = (self.clocks.as_mut(), at) {
-            let r = &mut c.remaining[to_move];
-            *r = r.saturating_sub(t - c.since_ms);
+            if c.started_at(ply) {
+                let r = &mut c.remaining[to_move];
+                *r = r.saturating_sub(t - c.since_ms);
+            }
             c.since_ms = t;
         }
     }
@@ -714,6 +783,21 @@ impl Match {
             Event::DrawDeclined
         };
         self.push(event, at)
+    }
+
+    /// Adds `ms` milliseconds to `color`'s clock at `now` (1 ms to an hour at once; timed
+    /// games only, while the game goes on).
+    pub fn add_time(&mut self, now: u64, color: Color, ms: u64) -> Result<(), Refusal> {
+        self.settle(now)?;
+        self.check_going()?;
+        if self.clocks.is_none() {
+            return Err(Refusal::Untimed);
+        }
+        if ms == 0 || ms > MAX_ADD_TIME_MS {
+            return Err(Refusal::AddTimeOutOfRange { ms });
+        }
+        let at = self.stamp(now);
+        self.push(Event::TimeAdded { color, ms }, at)
     }
 
     /// `color` resigns: the other side wins.

@@ -14,7 +14,10 @@
 //! Clock rules (the server is the clock's authority):
 //! - The side to move's clock starts when the game is created (FIDE 6.5: the white clock
 //!   is started at the start of the game), so a game should be created when both players
-//!   are ready; no clock can be stalled by never moving.
+//!   are ready; no clock can be stalled by never moving. With
+//!   [`ClockStart::AfterFirstMoves`] no clock runs until both sides have made their first
+//!   move (those moves are neither charged nor given the increment); then the side to
+//!   move's clock runs from the second move, and an undo back before it stops the clocks.
 //! - A move made at time `t` charges the mover `t - turn start`, then adds the Fischer
 //!   increment; the opponent's clock runs from `t`.
 //! - The flag falls at exactly `turn start + remaining` of the side to move. Any operation
@@ -25,6 +28,9 @@
 //! - Undo puts both clocks back to what they were when the undone move's turn began; the
 //!   side to move's clock then runs from the undo.
 //! - Resignation, agreement and claims stop the clocks at the time of the event.
+//! - Time added to a side ([`Event::TimeAdded`], 1 ms to an hour at once, while the game
+//!   goes on) is added to its remaining time, and stays through later undos (it is added
+//!   to the clock of every earlier turn as well).
 //! - Times never run backwards within a game: a reading earlier than the game's latest
 //!   event counts as that event's time.
 //!
@@ -34,14 +40,17 @@ mod clock;
 mod event;
 mod game;
 mod meta;
+pub mod opening;
 pub mod pgn;
 
 pub use clock::{
-    ClockReading, MAX_INCREMENT_MS, MAX_INITIAL_MS, TimeControl, TimeControlError, pgn_clk,
+    ClockReading, ClockStart, MAX_ADD_TIME_MS, MAX_INCREMENT_MS, MAX_INITIAL_MS, TimeControl,
+    TimeControlError, pgn_clk,
 };
 pub use event::{ClaimRule, Event, EventRecord, LogEntry, Status};
 pub use game::{Match, Refusal, ReplayError};
 pub use meta::{GameMeta, Start};
+pub use opening::Opening;
 
 #[cfg(test)]
 mod tests;

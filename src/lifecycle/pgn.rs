@@ -1,6 +1,7 @@
 //! PGN export of a [`Match`]: the board's PGN with the result decided off the board, a
-//! `Termination` tag once the game is over, and for timed games a `TimeControl` tag and
-//! each move's `%clk` (the mover's remaining time after the move, increment included).
+//! `Termination` tag once the game is over, for timed games a `TimeControl` tag and each
+//! move's `%clk` (the mover's remaining time after the move, increment included), and
+//! `ECO` and `Opening` tags once the game has reached a named opening position.
 
 use crate::rules::pgn::{PgnExtras, to_pgn_with};
 
@@ -16,6 +17,12 @@ pub fn to_pgn(m: &Match, sans: &[String]) -> String {
     }
     if let Some(tc) = m.time_control() {
         tags.push(("TimeControl", tc.pgn()));
+    }
+    if let Some(opening) = m.opening() {
+        // The dataset's names hold no `"` or `\` (checked by the opening tests), so they
+        // need no escaping.
+        tags.push(("ECO", opening.eco.to_string()));
+        tags.push(("Opening", opening.name.to_string()));
     }
     let comments = m
         .move_clocks()

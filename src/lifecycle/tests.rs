@@ -407,3 +407,165 @@ fn records_live_and_replayed_are_the_same() {
     let clock = end.clock.unwrap();
     assert_eq!((clock.running, clock.as_of_ms), (None, 700));
 }
+
+fn after_first_moves(initial: u64, inc: u64) -> TimeControl {
+    tc(initial, inc).with_clock_start(ClockStart::AfterFirstMoves)
+}
+
+#[test]
+fn with_clock_start_after_first_moves_no_clock_runs_before_both_sides_moved() {
+    let mut m = Match::timed(Position::new(), after_first_moves(1000, 100), 0);
+    let c = m.clock_at(50_000).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (1000, 1000, None),
+        "nothing runs before the first move, however long it takes"
+    );
+    assert_eq!(m.flag_time(), None);
+    assert_eq!(m.settle(50_000), Ok(false));
+    m.play(60_000, None, "e4").unwrap(); // not charged, no increment
+    assert_eq!(m.flag_time(), None);
+    m.play(90_000, None, "e5").unwrap(); // not charged either; white's clock runs now
+    let c = m.clock_at(90_400).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (600, 1000, Some(Color::White))
+    );
+    assert_eq!(m.flag_time(), Some(91_000));
+    m.play(90_300, None, "Nf3").unwrap(); // white: 1000 - 300 + 100
+    assert_eq!(m.move_clocks(), Some(vec![1000, 1000, 800]));
+    assert_replays(&m);
+    // Undo back before the start stops the clocks again.
+    m.undo(90_500, None).unwrap();
+    assert_eq!(m.flag_time(), Some(90_500 + 1000), "white runs again");
+    m.undo(90_600, None).unwrap();
+    let c = m.clock_at(99_999).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (1000, 1000, None)
+    );
+    assert_eq!(m.flag_time(), None);
+    assert_replays(&m);
+    // A resignation before the start charges nobody.
+    m.resign(120_000, Color::Black).unwrap();
+    let c = m.clock_at(130_000).unwrap();
+    assert_eq!((c.remaining(Color::Black), c.running), (1000, None));
+    assert_replays(&m);
+}
+
+#[test]
+fn time_added_goes_to_one_side_and_survives_undo() {
+    let mut m = Match::timed(Position::new(), tc(1000, 0), 0);
+    m.play(200, None, "e4").unwrap(); // white 800
+    m.add_time(300, Color::Black, 15_000).unwrap(); // black: 1000 + 15000, running since 200
+    let c = m.clock_at(300).unwrap();
+    assert_eq!(
+        (c.remaining(Color::White), c.remaining(Color::Black)),
+        (800, 15_900)
+    );
+    assert_eq!(m.flag_time(), Some(200 + 16_000));
+    assert_eq!(
+        m.log().last().map(|e| (e.event, e.at_ms)),
+        Some((
+            Event::TimeAdded {
+                color: Color::Black,
+                ms: 15_000
+            },
+            Some(300)
+        ))
+    );
+    assert_replays(&m);
+    // Given for good: taking white's move back keeps black's extra time.
+    m.undo(400, None).unwrap();
+    let c = m.clock_at(400).unwrap();
+    assert_eq!(
+        (c.remaining(Color::White), c.remaining(Color::Black)),
+        (1000, 16_000)
+    );
+    assert_replays(&m);
+    // Refusals: zero, more than an hour, an untimed game, an ended game.
+    assert_eq!(
+        m.add_time(500, Color::White, 0),
+        Err(Refusal::AddTimeOutOfRange { ms: 0 })
+    );
+    assert_eq!(
+        m.add_time(500, Color::White, MAX_ADD_TIME_MS + 1),
+        Err(Refusal::AddTimeOutOfRange {
+            ms: MAX_ADD_TIME_MS + 1
+        })
+    );
+    m.add_time(500, Color::White, MAX_ADD_TIME_MS).unwrap();
+    let mut untimed = Match::untimed(Position::new());
+    assert_eq!(
+        untimed.add_time(0, Color::White, 1000),
+        Err(Refusal::Untimed)
+    );
+    m.resign(600, Color::White).unwrap();
+    assert!(matches!(
+        m.add_time(700, Color::White, 1000),
+        Err(Refusal::GameOver(_))
+    ));
+    // A stored log with time added out of bounds, or to an untimed game, does not replay.
+    let bad = |ms| LogEntry {
+        event: Event::TimeAdded {
+            color: Color::White,
+            ms,
+        },
+        at_ms: Some(10),
+    };
+    assert!(Match::replay(Position::new(), Some((tc(1000, 0), 0)), &[bad(0)]).is_err());
+    assert!(
+        Match::replay(
+            Position::new(),
+            Some((tc(1000, 0), 0)),
+            &[bad(MAX_ADD_TIME_MS + 1)]
+        )
+        .is_err()
+    );
+    let untimed_entry = LogEntry {
+        at_ms: None,
+        ..bad(1000)
+    };
+    assert!(Match::replay(Position::new(), None, &[untimed_entry]).is_err());
+}
+
+#[test]
+fn the_opening_follows_moves_and_undos_and_reaches_the_pgn() {
+    let mut m = Match::untimed(Position::new());
+    assert_eq!(m.opening(), None);
+    play_all(
+        &mut m,
+        0,
+        &[
+            "e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6",
+        ],
+    );
+    let najdorf = m.opening().expect("named");
+    assert_eq!(
+        (najdorf.eco, najdorf.name, najdorf.ply),
+        ("B90", "Sicilian Defense: Najdorf Variation", 10)
+    );
+    let pgn = pgn::to_pgn(&m, &m.game().san_moves());
+    assert!(
+        pgn.contains("[ECO \"B90\"]\n[Opening \"Sicilian Defense: Najdorf Variation\"]\n"),
+        "{pgn}"
+    );
+    m.undo(0, None).unwrap();
+    assert_ne!(m.opening(), Some(najdorf));
+    assert_eq!(m.opening(), opening::classify(m.game()));
+    let back = Match::replay(*m.game().start(), None, m.log()).expect("replays");
+    assert_eq!(back.opening(), m.opening());
+    assert_eq!(Match::from_moves(m.game().clone()).opening(), m.opening());
+}

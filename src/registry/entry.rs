@@ -197,6 +197,11 @@ impl GameEntry {
         self.apply(|g| g.respond_to_draw(now, color, accept))
     }
 
+    /// Adds `ms` milliseconds to `color`'s clock at `now`.
+    pub fn add_time(&mut self, now: u64, color: Color, ms: u64) -> Result<(), Refusal> {
+        self.apply(|g| g.add_time(now, color, ms))
+    }
+
     /// `color` resigns at `now`.
     pub fn resign(&mut self, now: u64, color: Color) -> Result<(), Refusal> {
         self.apply(|g| g.resign(now, color))

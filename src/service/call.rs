@@ -228,6 +228,7 @@ about_game_by_field!(
     pb::OfferDrawRequest,
     pb::RespondToDrawRequest,
     pb::ClaimDrawRequest,
+    pb::AddTimeRequest,
     pb::WatchGameRequest,
 );
 

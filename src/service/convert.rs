@@ -3,7 +3,8 @@
 //! Request fields are read in [`super::validate`].
 
 use crate::lifecycle::{
-    ClockReading, Event, EventRecord, GameMeta, Match, Start, Status, TimeControl,
+    ClockReading, ClockStart, Event, EventRecord, GameMeta, Match, Opening, Start, Status,
+    TimeControl,
 };
 use crate::pb;
 use crate::registry::PlayedMove;
@@ -65,6 +66,22 @@ impl From<TimeControl> for pb::TimeControl {
         pb::TimeControl {
             initial_ms: tc.initial_ms(),
             increment_ms: tc.increment_ms(),
+            // ON_CREATE is answered as UNSPECIFIED (which means it), so that a request
+            // that named no clock start reads the same as the game it made.
+            clock_start: match tc.clock_start() {
+                ClockStart::OnCreate => pb::ClockStart::Unspecified,
+                ClockStart::AfterFirstMoves => pb::ClockStart::AfterFirstMoves,
+            } as i32,
+        }
+    }
+}
+
+impl From<Opening> for pb::Opening {
+    fn from(o: Opening) -> pb::Opening {
+        pb::Opening {
+            eco: o.eco.to_string(),
+            name: o.name.to_string(),
+            ply: ply_u32(o.ply),
         }
     }
 }
@@ -217,6 +234,7 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
         clock: m.clock_at(0).as_ref().map(pb::Clock::from),
         draw_offered_by: opt_color_to_pb(m.offer()),
         version: m.version(),
+        opening: m.opening().map(pb::Opening::from),
     }
 }
 
@@ -266,6 +284,7 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
         Some(
             Event::DrawAccepted | Event::Resigned(_) | Event::DrawClaimed { .. } | Event::FlagFell,
         ) => ended(r),
+        Some(Event::TimeAdded { ms, .. }) => Kind::TimeAdded(pb::TimeAdded { color: by, ms }),
     };
     let pos = &r.position;
     pb::GameEvent {
@@ -297,9 +316,13 @@ pub fn describe_start(meta: &GameMeta, m: &Match) -> String {
     };
     match m.time_control() {
         Some(tc) => format!(
-            "{start}, time control {} ms + {} ms",
+            "{start}, time control {} ms + {} ms{}",
             tc.initial_ms(),
-            tc.increment_ms()
+            tc.increment_ms(),
+            match tc.clock_start() {
+                ClockStart::OnCreate => "",
+                ClockStart::AfterFirstMoves => ", clocks starting after both first moves",
+            }
         ),
         None => format!("{start}, untimed"),
     }

@@ -141,6 +141,44 @@ pub enum ServiceError {
         /// Which value is wrong, and why.
         source: TimeControlError,
     },
+    /// A ClockStart enum value that is unknown.
+    #[error(
+        "invalid time_control.clock_start: {value} is not a known ClockStart; use CLOCK_START_ON_CREATE or CLOCK_START_AFTER_FIRST_MOVES"
+    )]
+    InvalidClockStart {
+        /// The value sent.
+        value: i32,
+    },
+    /// AddTime with zero or more than an hour.
+    #[error(
+        "invalid ms: {ms} ms cannot be added; add 1 ms to {} ms (an hour) at once",
+        crate::lifecycle::MAX_ADD_TIME_MS
+    )]
+    InvalidAddTime {
+        /// The time asked for, in milliseconds.
+        ms: u64,
+    },
+    /// AddTime on a game without clocks.
+    #[error(
+        "game '{id}' is untimed: it has no clock to add time to (a time control is set when the game is created)"
+    )]
+    GameUntimed {
+        /// The game.
+        id: String,
+    },
+    /// The caller's `expected_version` is not the game's version (it decided on a stale
+    /// state).
+    #[error(
+        "game '{id}' is at version {current}, not the expected version {expected}; read the game (GetGame) and decide again at version {current}"
+    )]
+    VersionMismatch {
+        /// The game.
+        id: String,
+        /// The version the caller expected.
+        expected: u64,
+        /// The game's actual version.
+        current: u64,
+    },
     /// A Color enum value that is not a known Color.
     #[error("invalid {field}: {value} is not a known Color; use COLOR_WHITE or COLOR_BLACK")]
     InvalidColor {
@@ -369,6 +407,8 @@ impl ServiceError {
             Refusal::NoDrawOffer => ServiceError::NoDrawOffer { id },
             Refusal::OwnDrawOffer { color } => ServiceError::OwnDrawOffer { id, color },
             Refusal::ClaimRefused { why } => ServiceError::ClaimRefused { id, why },
+            Refusal::Untimed => ServiceError::GameUntimed { id },
+            Refusal::AddTimeOutOfRange { ms } => ServiceError::InvalidAddTime { ms },
             Refusal::Inconsistent(e) => {
                 ServiceError::Internal(format!("game '{id}' refused its own event: {e}"))
             }
@@ -404,6 +444,8 @@ impl ServiceError {
             | DepthTooLarge { .. }
             | FenRequired { .. }
             | InvalidTimeControl { .. }
+            | InvalidClockStart { .. }
+            | InvalidAddTime { .. }
             | InvalidColor { .. } => Code::InvalidArgument,
             IllegalMove(_)
             | AmbiguousMove(_)
@@ -414,10 +456,11 @@ impl ServiceError {
             | DrawOfferPending { .. }
             | NoDrawOffer { .. }
             | OwnDrawOffer { .. }
+            | GameUntimed { .. }
             | ClaimRefused { .. } => Code::FailedPrecondition,
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
-            PlyMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
+            PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } => Code::ResourceExhausted,
             DeadlineExceeded { .. } => Code::DeadlineExceeded,
@@ -447,7 +490,10 @@ impl ServiceError {
             OwnDrawOffer { .. } => "OWN_DRAW_OFFER",
             ClaimRefused { .. } => "CLAIM_REFUSED",
             VersionAhead { .. } => "VERSION_AHEAD",
-            InvalidTimeControl { .. } => "INVALID_TIME_CONTROL",
+            InvalidTimeControl { .. } | InvalidClockStart { .. } => "INVALID_TIME_CONTROL",
+            InvalidAddTime { .. } => "INVALID_ADD_TIME",
+            GameUntimed { .. } => "GAME_UNTIMED",
+            VersionMismatch { .. } => "VERSION_MISMATCH",
             InvalidColor { .. } => "INVALID_COLOR",
             GameNotFound { .. } => "GAME_NOT_FOUND",
             PlyMismatch { .. } => "PLY_MISMATCH",
@@ -493,6 +539,7 @@ impl ServiceError {
             | ConcurrentChange { id }
             | GameAlreadyExists { id, .. }
             | NoDrawOffer { id }
+            | GameUntimed { id }
             | ClaimRefused { id, .. } => put("game_id", id.clone()),
             NotYourTurn {
                 id, color, to_move, ..
@@ -530,6 +577,15 @@ impl ServiceError {
                 put("game_id", id.clone());
                 put("current_ply", current.to_string());
                 put("expected_ply", expected.to_string());
+            }
+            VersionMismatch {
+                id,
+                expected,
+                current,
+            } => {
+                put("game_id", id.clone());
+                put("current_version", current.to_string());
+                put("expected_version", expected.to_string());
             }
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
@@ -580,6 +636,14 @@ impl ServiceError {
             InvalidColor { field, value } => {
                 vec![(field, format!("{value} is not a known Color"))]
             }
+            InvalidClockStart { value } => vec![(
+                "time_control.clock_start",
+                format!("{value} is not a known ClockStart"),
+            )],
+            InvalidAddTime { ms } => vec![(
+                "ms",
+                format!("{ms} is not in 1 ..= {}", crate::lifecycle::MAX_ADD_TIME_MS),
+            )],
             _ => Vec::new(),
         }
     }

@@ -11,7 +11,8 @@ use crate::service::auth::Role;
 use super::convert::{self, ply_u32};
 use super::start::RequestedStart;
 use super::validate::{
-    color_from_pb, parse_fen, required_color, validate_game_id, validate_move_text, variant_from_pb,
+    color_from_pb, parse_fen, required_color, time_to_add, validate_game_id, validate_move_text,
+    variant_from_pb,
 };
 use super::views;
 use super::wire::{self, EncodedLegalMoves};
@@ -242,6 +243,36 @@ impl ChessService {
             })
             .await?;
         Ok(pb::RespondToDrawResponse { game: Some(game) })
+    }
+
+    /// Adds time to one side's clock: an event of the game's history. `expected_version`
+    /// guards against giving the time twice (a retry) or on a game that changed.
+    pub(super) async fn add_time(
+        &self,
+        req: pb::AddTimeRequest,
+    ) -> Result<pb::AddTimeResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        let color = required_color(req.color, "name the side whose clock gets the time")?;
+        let ms = time_to_add(req.ms)?;
+        let id = req.game_id.clone();
+        let expected = req.expected_version;
+        let game = self
+            .registry
+            .update(req.game_id, move |e, now| {
+                let current = e.lifecycle().version();
+                if let Some(expected) = expected.filter(|&x| x != current) {
+                    return Err(ServiceError::VersionMismatch {
+                        id: id.clone(),
+                        expected,
+                        current,
+                    });
+                }
+                e.add_time(now, color, ms)
+                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                Ok(views::game(e, now))
+            })
+            .await?;
+        Ok(pb::AddTimeResponse { game: Some(game) })
     }
 
     pub(super) async fn claim_draw(

@@ -69,6 +69,9 @@ impl ChessService {
         cpu_threads: usize,
         fen_cache_entries: usize,
     ) -> std::io::Result<ChessService> {
+        // Parse the opening names now (a few milliseconds), not in the first call that
+        // shows a game.
+        crate::lifecycle::opening::book();
         Ok(ChessService {
             registry,
             cpu: cpu_pool::CpuPool::new(cpu_threads)?,
@@ -187,6 +190,13 @@ impl grpc::chess_service_server::ChessService for ChessService {
     ) -> Result<Response<pb::ClaimDrawResponse>, tonic::Status> {
         self.serve("ClaimDraw", request, |r| self.claim_draw(r))
             .await
+    }
+
+    async fn add_time(
+        &self,
+        request: Request<pb::AddTimeRequest>,
+    ) -> Result<Response<pb::AddTimeResponse>, tonic::Status> {
+        self.serve("AddTime", request, |r| self.add_time(r)).await
     }
 
     type WatchGameStream = watch::WatchStream;

@@ -1,7 +1,7 @@
 //! Request validation: request fields become checked domain types, or a
 //! [`ServiceError`] naming the field and saying what to send instead.
 
-use crate::lifecycle::TimeControl;
+use crate::lifecycle::{ClockStart, MAX_ADD_TIME_MS, TimeControl};
 use crate::pb;
 use crate::rules::{Color, MoveTextError, Position, Variant};
 
@@ -48,10 +48,28 @@ pub fn time_control_from_pb(
     tc: Option<&pb::TimeControl>,
 ) -> Result<Option<TimeControl>, ServiceError> {
     tc.map(|tc| {
-        TimeControl::new(tc.initial_ms, tc.increment_ms)
-            .map_err(|source| ServiceError::InvalidTimeControl { source })
+        let control = TimeControl::new(tc.initial_ms, tc.increment_ms)
+            .map_err(|source| ServiceError::InvalidTimeControl { source })?;
+        let clock_start = match pb::ClockStart::try_from(tc.clock_start) {
+            Ok(pb::ClockStart::Unspecified | pb::ClockStart::OnCreate) => ClockStart::OnCreate,
+            Ok(pb::ClockStart::AfterFirstMoves) => ClockStart::AfterFirstMoves,
+            Err(_) => {
+                return Err(ServiceError::InvalidClockStart {
+                    value: tc.clock_start,
+                });
+            }
+        };
+        Ok(control.with_clock_start(clock_start))
     })
     .transpose()
+}
+
+/// Reads AddTime's `ms`: 1 ms to an hour.
+pub fn time_to_add(ms: u64) -> Result<u64, ServiceError> {
+    if ms == 0 || ms > MAX_ADD_TIME_MS {
+        return Err(ServiceError::InvalidAddTime { ms });
+    }
+    Ok(ms)
 }
 
 /// Parses a FEN request field. An empty field is the caller's business (it usually

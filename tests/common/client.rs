@@ -32,6 +32,7 @@ pub fn time_control(initial_ms: u64, increment_ms: u64) -> Option<pb::TimeContro
     Some(pb::TimeControl {
         initial_ms,
         increment_ms,
+        ..Default::default()
     })
 }
 

@@ -402,6 +402,7 @@ async fn client_loop(
             let time_control = (created % 3 == 0).then_some(pb::TimeControl {
                 initial_ms: 3_600_000,
                 increment_ms: 1000,
+                ..Default::default()
             });
             let req = pb::NewGameRequest {
                 game_id: id.clone(),

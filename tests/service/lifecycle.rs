@@ -493,6 +493,7 @@ async fn time_controls_are_checked_and_part_of_a_repeated_new_game() {
             time_control: Some(pb::TimeControl {
                 initial_ms: 0,
                 increment_ms: 0,
+                ..Default::default()
             }),
             ..Default::default()
         })
@@ -527,6 +528,7 @@ async fn time_controls_are_checked_and_part_of_a_repeated_new_game() {
             time_control: Some(pb::TimeControl {
                 initial_ms: 6000,
                 increment_ms: 0,
+                ..Default::default()
             }),
             ..Default::default()
         })

@@ -267,6 +267,15 @@ async fn tokens_roles_and_the_open_services() {
             })
             .await
             .map(|_| ()),
+        reader
+            .add_time(pb::AddTimeRequest {
+                game_id: "roles".into(),
+                color: pb::Color::Black as i32,
+                ms: 1000,
+                expected_version: None,
+            })
+            .await
+            .map(|_| ()),
     ] {
         let status = refused.expect_err("read changes nothing");
         assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
@@ -481,6 +490,7 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
             time_control: Some(pb::TimeControl {
                 initial_ms: 150,
                 increment_ms: 0,
+                ..Default::default()
             }),
             ..Default::default()
         })

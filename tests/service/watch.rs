@@ -133,6 +133,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
             Kind::DrawDeclined(d) if d.lapsed => "lapsed",
             Kind::DrawDeclined(_) => "declined",
             Kind::GameEnded(_) => "ended",
+            Kind::TimeAdded(_) => "time added",
         })
         .collect();
     assert_eq!(
@@ -304,7 +305,8 @@ async fn the_flag_timer_ends_the_game_without_any_call() {
         info.time_control,
         Some(pb::TimeControl {
             initial_ms: 300,
-            increment_ms: 0
+            increment_ms: 0,
+            ..Default::default()
         })
     );
     let t = Instant::now();

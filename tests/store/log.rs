@@ -2,7 +2,7 @@
 //! endings and clocks round-trip exactly, incremental encoding equals encoding from
 //! scratch, damage is refused, and records of the first format still read.
 
-use chess_service::lifecycle::{ClaimRule, Event, Match, Status, TimeControl};
+use chess_service::lifecycle::{ClaimRule, ClockStart, Event, Match, Status, TimeControl};
 use chess_service::rules::{Color, Position, Variant};
 use chess_service::store::codec::testing::{RecordEncoder, encode_record, frame};
 use chess_service::store::codec::{self, CodecError};
@@ -118,6 +118,20 @@ fn eventful_games() -> Vec<(GameMeta, Match)> {
     let mut fifty_meta = meta("untimed-fifty", t0);
     fifty_meta.start = Start::Fen(start.to_fen());
     out.push((fifty_meta, m));
+
+    // Clocks that start after both first moves (CLOCK mode 1), time added to each side
+    // (the most at once, an hour, too), an undo back before the clocks started.
+    let control = tc(60_000, 1000).with_clock_start(ClockStart::AfterFirstMoves);
+    let mut m = Match::timed(Position::new(), control, t0);
+    play(&mut m, t0 + 30_000, &["e4"]);
+    m.add_time(t0 + 31_000, Color::Black, 15_000).unwrap();
+    play(&mut m, t0 + 40_000, &["e5"]);
+    play(&mut m, t0 + 42_500, &["Nf3"]);
+    m.add_time(t0 + 43_000, Color::White, 3_600_000).unwrap();
+    m.undo(t0 + 44_000, None).unwrap();
+    m.undo(t0 + 45_000, None).unwrap();
+    m.add_time(t0 + 46_000, Color::White, 1).unwrap();
+    out.push((meta("timed-after-first-moves-time-added", t0), m));
     out
 }
 
@@ -164,6 +178,24 @@ fn every_kind_of_event_is_covered() {
         }
     )));
     assert!(has(&|e| matches!(e, Event::FlagFell)));
+    assert!(has(&|e| matches!(
+        e,
+        Event::TimeAdded {
+            color: Color::White,
+            ..
+        }
+    )));
+    assert!(has(&|e| matches!(
+        e,
+        Event::TimeAdded {
+            color: Color::Black,
+            ..
+        }
+    )));
+    assert!(games.iter().any(|(_, m)| {
+        m.time_control()
+            .is_some_and(|tc| tc.clock_start() == ClockStart::AfterFirstMoves)
+    }));
 }
 
 /// One random operation, as a service would apply it; refusals are fine (nothing changes).
@@ -188,6 +220,7 @@ fn random_step(m: &mut Match, now: u64, rng: &mut Rng) {
         16 => m.respond_to_draw(now, color, rng.below(3) == 0),
         17 => m.resign(now, color),
         18 => m.claim_draw(now, color, None).map(drop),
+        19 if rng.below(2) == 0 => m.add_time(now, color, 1 + rng.below(5000) as u64),
         _ => m.settle(now).map(drop),
     };
 }
@@ -201,7 +234,12 @@ fn incremental_log_encoding_equals_encoding_from_scratch() {
         let t0 = 1_000_000 + g * 10;
         let timed = g % 2 == 0;
         let mut m = if timed {
-            Match::timed(Position::new(), tc(20_000, 50), t0)
+            let start = if g % 4 == 0 {
+                ClockStart::OnCreate
+            } else {
+                ClockStart::AfterFirstMoves
+            };
+            Match::timed(Position::new(), tc(20_000, 50).with_clock_start(start), t0)
         } else {
             Match::untimed(Position::new())
         };
@@ -251,28 +289,28 @@ const GAME_SECTION: [u8; 3] = [0, 0, 0];
 
 #[test]
 fn unknown_event_kinds_and_clock_modes_ask_for_a_newer_build() {
-    // One event: tag bit 1, kind 8 (reserved) = 1 1000 000.
-    let rec = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![1, 0xC0])]);
+    // One event: tag bit 1, kind 9 (reserved; 8 is time added) = 1 1001 000.
+    let rec = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![1, 0xC8])]);
     let e = codec::decode("k", &rec).err().unwrap();
     assert_eq!(
         e,
         CodecError::UnknownEventKind {
             version: 1,
-            kind: 8
+            kind: 9
         }
     );
     assert!(e.to_string().contains("run a newer build"), "{e}");
-    // Clock mode 1 (not defined yet).
+    // Clock mode 2 (not defined yet; 1 is clocks starting after the first moves).
     let rec = seal(
         "k",
         &[
             (0x01, GAME_SECTION.to_vec()),
             (0x03, vec![0]),
-            (0x04, vec![1, 100, 0]),
+            (0x04, vec![2, 100, 0]),
         ],
     );
     let e = codec::decode("k", &rec).err().unwrap();
-    assert_eq!(e, CodecError::UnknownClockMode { mode: 1 });
+    assert_eq!(e, CodecError::UnknownClockMode { mode: 2 });
     assert!(e.to_string().contains("run a newer build"), "{e}");
     // An empty untimed log and an empty timed one are fine; times must match the events.
     let empty = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![0])]);
@@ -303,6 +341,66 @@ fn unknown_event_kinds_and_clock_modes_ask_for_a_newer_build() {
     let refused = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![1, 0x90])]);
     assert!(matches!(
         codec::decode("k", &refused),
+        Err(CodecError::LogReplay(_))
+    ));
+}
+
+/// Event kind 8 and clock mode 1, by hand: white gets 15 000 ms, in a game whose clocks
+/// start after both first moves. Time added to an untimed game, or zero ms, is refused by
+/// the replay.
+#[test]
+fn time_added_and_clocks_after_the_first_moves_read_by_hand() {
+    // tag 1, kind 8 = 1000, colour 0, then 15000 in 22 bits (00000000 11101010011000):
+    // 110000 00000000 11101010011000 (+ 4 zero bits) = c0 03 a9 80.
+    let added = vec![1, 0xc0, 0x03, 0xa9, 0x80];
+    let rec = seal(
+        "k",
+        &[
+            (0x01, GAME_SECTION.to_vec()),
+            (0x03, added.clone()),
+            (0x04, vec![1, 100, 0, 7]),
+        ],
+    );
+    let d = codec::decode("k", &rec).expect("kind 8 and mode 1 read");
+    let m = &d.loaded.game;
+    assert_eq!(
+        m.log()[0].event,
+        Event::TimeAdded {
+            color: Color::White,
+            ms: 15_000
+        }
+    );
+    assert_eq!(
+        m.time_control().map(|tc| tc.clock_start()),
+        Some(ClockStart::AfterFirstMoves)
+    );
+    let c = m.clock_at(1_000_000).unwrap();
+    assert_eq!(
+        (
+            c.remaining(Color::White),
+            c.remaining(Color::Black),
+            c.running
+        ),
+        (15_100, 100, None),
+        "no clock runs before the first moves"
+    );
+    // The same event in an untimed game does not replay.
+    let untimed = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, added)]);
+    assert!(matches!(
+        codec::decode("k", &untimed),
+        Err(CodecError::LogReplay(_))
+    ));
+    // Zero ms does not replay either: 1 1000 0 (22 zero bits) = c0 00 00 00.
+    let zero = seal(
+        "k",
+        &[
+            (0x01, GAME_SECTION.to_vec()),
+            (0x03, vec![1, 0xc0, 0, 0, 0]),
+            (0x04, vec![0, 100, 0, 7]),
+        ],
+    );
+    assert!(matches!(
+        codec::decode("k", &zero),
         Err(CodecError::LogReplay(_))
     ));
 }

@@ -24,6 +24,7 @@ pub const METHOD_ROLES: &[(&str, Role)] = &[
     ("OfferDraw", Role::Play),
     ("RespondToDraw", Role::Play),
     ("ClaimDraw", Role::Play),
+    ("AddTime", Role::Play),
     // admin
     ("DeleteGame", Role::Admin),
 ];
@@ -81,6 +82,34 @@ pub fn access(path: &str) -> Access {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every RPC of the proto is in the table (a missing one would need admin: closed,
+    /// but surely not what was meant).
+    #[test]
+    fn every_rpc_of_the_proto_has_a_role() {
+        let proto = include_str!("../../../proto/chess/v1/chess.proto");
+        let rpcs: Vec<&str> = proto
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("rpc "))
+            .filter_map(|l| l.split('(').next())
+            .map(str::trim)
+            .collect();
+        assert!(rpcs.contains(&"AddTime"), "{rpcs:?}");
+        for rpc in rpcs {
+            assert!(
+                METHOD_ROLES.iter().any(|(m, _)| *m == rpc),
+                "{rpc} has no role in METHOD_ROLES"
+            );
+        }
+        assert!(matches!(
+            access("/chess.v1.ChessService/AddTime"),
+            Access::Needs {
+                role: Role::Play,
+                creates_game: false,
+                ..
+            }
+        ));
+    }
 
     #[test]
     fn paths_map_to_roles() {

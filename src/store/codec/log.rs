@@ -3,14 +3,14 @@
 //! game, the time control and each event's time; encoded incrementally ([`LogEncoder`])
 //! and replayed through the lifecycle on reading.
 
-use crate::lifecycle::{ClaimRule, Event, LogEntry, Match, ReplayError, TimeControl};
+use crate::lifecycle::{ClaimRule, ClockStart, Event, LogEntry, Match, ReplayError, TimeControl};
 use crate::rules::{Color, Move, Position};
 
 use super::CodecError;
 use super::bits::{BitReader, BitWriter, check_padding, get_varint, put_index, put_varint};
 use super::moves::{move_index, read_move};
 
-/// Event kinds after a log entry's tag bit 1 (4 bits; 8..=15 are reserved, and a reader
+/// Event kinds after a log entry's tag bit 1 (4 bits; 9..=15 are reserved, and a reader
 /// that meets one refuses the record: "run a newer build").
 mod kind {
     pub const UNDO: u32 = 0;
@@ -21,11 +21,22 @@ mod kind {
     pub const RESIGNED: u32 = 5;
     pub const DRAW_CLAIMED: u32 = 6;
     pub const FLAG_FELL: u32 = 7;
+    /// Payload: 1 bit colour, then the milliseconds in [`super::ADD_TIME_BITS`] bits.
+    pub const TIME_ADDED: u32 = 8;
     pub const BITS: u32 = 4;
 }
 
-/// The only clock mode so far: Fischer increment.
+/// Width of the milliseconds of a TIME_ADDED event: 2^22 ms is above the most added at
+/// once ([`crate::lifecycle::MAX_ADD_TIME_MS`], an hour), which the replay enforces.
+const ADD_TIME_BITS: u32 = 22;
+const _: () = assert!(crate::lifecycle::MAX_ADD_TIME_MS < 1 << ADD_TIME_BITS);
+
+/// Clock mode: Fischer increment, the clock running from the game's creation.
 const CLOCK_FISCHER: u8 = 0;
+/// Clock mode: Fischer increment, no clock running until both sides' first moves
+/// ([`ClockStart::AfterFirstMoves`]). A build that knows only mode 0 refuses it ("run a
+/// newer build") instead of running the clocks from the creation.
+const CLOCK_FISCHER_AFTER_FIRST_MOVES: u8 = 1;
 
 /// Writes one event: tag bit 0 and the move's index among the legal moves of `before`
 /// (as in MOVES), or tag bit 1, the 4-bit kind and its payload bits.
@@ -50,6 +61,17 @@ fn put_event(bits: &mut BitWriter, event: Event, before: Option<&Position>) -> R
             (kind::DRAW_CLAIMED, rule_bit << 1 | u32::from(announced), 2)
         }
         Event::FlagFell => (kind::FLAG_FELL, 0, 0),
+        Event::TimeAdded { color, ms } => {
+            let ms = u32::try_from(ms)
+                .ok()
+                .filter(|&v| v < 1 << ADD_TIME_BITS)
+                .ok_or_else(|| format!("{ms} ms does not fit {ADD_TIME_BITS} bits"))?;
+            bits.push(1, 1);
+            bits.push(kind::TIME_ADDED, kind::BITS);
+            bits.push(color.index() as u32, 1);
+            bits.push(ms, ADD_TIME_BITS);
+            return Ok(());
+        }
     };
     bits.push(1, 1);
     bits.push(code, kind::BITS);
@@ -126,7 +148,10 @@ impl LogEncoder {
             });
         }
         let mut sec = Vec::with_capacity(self.times.len() + 8);
-        sec.push(CLOCK_FISCHER);
+        sec.push(match control.clock_start() {
+            ClockStart::OnCreate => CLOCK_FISCHER,
+            ClockStart::AfterFirstMoves => CLOCK_FISCHER_AFTER_FIRST_MOVES,
+        });
         put_varint(&mut sec, control.initial_ms());
         put_varint(&mut sec, control.increment_ms());
         sec.extend_from_slice(&self.times);
@@ -233,18 +258,20 @@ pub(super) fn decode_clock_section(sec: &[u8]) -> Result<(TimeControl, &[u8]), C
     let bad = |what: &str| CodecError::BadClockSection {
         what: what.to_string(),
     };
-    match sec.first() {
-        Some(&CLOCK_FISCHER) => {}
+    let clock_start = match sec.first() {
+        Some(&CLOCK_FISCHER) => ClockStart::OnCreate,
+        Some(&CLOCK_FISCHER_AFTER_FIRST_MOVES) => ClockStart::AfterFirstMoves,
         Some(&mode) => return Err(CodecError::UnknownClockMode { mode }),
         None => return Err(bad("empty")),
-    }
+    };
     let mut pos = 1;
     let initial = get_varint(sec, &mut pos).ok_or_else(|| bad("bad initial time"))?;
     let increment = get_varint(sec, &mut pos).ok_or_else(|| bad("bad increment"))?;
-    let control =
-        TimeControl::new(initial, increment).map_err(|e| CodecError::BadClockSection {
+    let control = TimeControl::new(initial, increment)
+        .map_err(|e| CodecError::BadClockSection {
             what: e.to_string(),
-        })?;
+        })?
+        .with_clock_start(clock_start);
     Ok((control, &sec[pos..]))
 }
 
@@ -312,6 +339,10 @@ pub(super) fn replay_log(
                     }
                 }
                 kind::FLAG_FELL => Event::FlagFell,
+                kind::TIME_ADDED => Event::TimeAdded {
+                    color: color_of_bit(read(1)?),
+                    ms: u64::from(read(ADD_TIME_BITS)?),
+                },
                 k => return Err(CodecError::UnknownEventKind { version, kind: k }),
             }
         };
