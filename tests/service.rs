@@ -1,6 +1,6 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, and security (tokens,
-//! roles, TLS, quotas, clean logs).
+//! roles, TLS, quotas, clean logs), and the limits that keep a game from being jammed.
 
 mod common;
 
@@ -8,6 +8,8 @@ mod common;
 mod calls;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
+#[path = "service/limits.rs"]
+mod limits;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/watch.rs"]

@@ -208,9 +208,13 @@ struct Row {
 }
 
 impl Row {
-    fn of(meta: &GameMeta, game: &Match) -> Result<Row, StoreError> {
+    /// The row of `game`, whose changes since version `since` are being written (the
+    /// record is refused past the history limit unless they end the game: see
+    /// [`codec::check_history_room`]).
+    fn of(meta: &GameMeta, game: &Match, since: u64) -> Result<Row, StoreError> {
         let record = codec::encode(meta, game)
-            .map_err(|e| StoreError::Io(format!("cannot encode game '{}': {e}", meta.id)))?;
+            .and_then(|r| codec::check_history_room(r.len(), game, since).map(|()| r))
+            .map_err(|e| codec::store_error(&meta.id, e))?;
         Ok(Row {
             version: to_i64(game.version(), "version")?,
             record,
@@ -305,7 +309,7 @@ impl PgStore {
 
     /// Stores a new game: `AlreadyExists` if the id is taken. Committed when it returns.
     pub async fn create(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
-        let row = &Row::of(meta, game)?;
+        let row = &Row::of(meta, game, 0)?;
         let inserted = self
             .inner
             .run(|client| async move {
@@ -342,7 +346,7 @@ impl PgStore {
         game: &Match,
         expected_version: u64,
     ) -> Result<(), StoreError> {
-        let row = &Row::of(meta, game)?;
+        let row = &Row::of(meta, game, expected_version)?;
         let expected = to_i64(expected_version, "version")?;
         let updated = self
             .inner
@@ -637,7 +641,9 @@ impl Inner {
                         continue;
                     }
                 };
-                let next = match Row::of(&loaded.meta, &loaded.game) {
+                // A flag fall ends the game: the history limit never refuses it.
+                let since = u64::try_from(version).unwrap_or(0);
+                let next = match Row::of(&loaded.meta, &loaded.game, since) {
                     Ok(next) => next,
                     Err(e) => {
                         tracing::error!(game_id = %id, error = %e, "the flag sweep cannot encode this game; skipping it");
