@@ -361,11 +361,16 @@ pub async fn serve(
     // The embedded store's fault (a failed or uncertain write or sync): fail-stop.
     let mut fault_rx = store.fault();
     let fault = async {
-        match fault_rx.as_mut() {
-            Some(rx) => match rx.wait_for(Option::is_some).await {
-                Ok(fault) => fault.clone(),
-                Err(_) => std::future::pending().await,
-            },
+        let Some(rx) = fault_rx.as_mut() else {
+            return std::future::pending::<Option<StoreError>>().await;
+        };
+        let fault = match rx.wait_for(Option::is_some).await {
+            Ok(fault) => fault.clone(),
+            Err(_) => None,
+        };
+        match fault {
+            Some(fault) => Some(fault),
+            // The store is gone without a fault: nothing to stop for.
             None => std::future::pending().await,
         }
     };

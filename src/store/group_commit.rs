@@ -467,7 +467,11 @@ mod tests {
         let gc = GroupCommit::start(
             "test-flusher",
             Duration::ZERO,
-            Box::new(|_| Err(StoreError::DiskFull("write of db: No space left on device".into()))),
+            Box::new(|_| {
+                Err::<(), _>(StoreError::DiskFull(
+                    "write of db: No space left on device".into(),
+                ))
+            }),
         )
         .unwrap();
         let first = gc.wait_blocking();

@@ -82,7 +82,7 @@ pub enum StoreError {
     Unavailable(String),
     /// The file system of the data directory is full (ENOSPC): the change is not
     /// acknowledged, and the embedded store stops (see [`StoreError::Stopped`]).
-    #[error("the disk of the data directory is full ({0}): the change is not saved; free space, then restart the server")]
+    #[error("the disk of the data directory is full: {0}")]
     DiskFull(String),
     /// The embedded store stopped after a failed or uncertain write or sync: what reached
     /// the disk is unknown, so it serves nothing more until the process restarts and

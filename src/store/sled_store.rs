@@ -178,7 +178,7 @@ fn sled_open_err(path: &Path, what: &str, e: sled::Error) -> StoreError {
             "{what} ({}): {e}; free space on that file system, then start the server again",
             path.display()
         )),
-        _ => io_err(path, what, e),
+        _ => io_err(path, what, &e),
     }
 }
 

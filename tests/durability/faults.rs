@@ -159,7 +159,9 @@ async fn a_second_server_on_a_busy_data_directory_is_told_the_lock_is_held() {
 /// (then it is killed); its exit code (`None`: it kept running, or died of a signal) and
 /// its output.
 fn start_and_wait(data_dir: &Path, limit: Duration) -> (Option<i32>, String) {
-    let out_path = data_dir.with_extension("start.log");
+    // Not beside the data directory: that file system may be full.
+    let logs = tempfile::tempdir().expect("a directory for the output");
+    let out_path = logs.path().join("start.log");
     let out = std::fs::File::create(&out_path).expect("an output file");
     let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
@@ -184,7 +186,6 @@ fn start_and_wait(data_dir: &Path, limit: Duration) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(20));
     };
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let _ = std::fs::remove_file(&out_path);
     (code, text)
 }
 
