@@ -105,7 +105,9 @@ pub enum Refusal {
         color: Color,
     },
     /// A second draw offer by a side that has not moved since its last one.
-    #[error("{color} has already offered a draw since its last move; it may offer again after its next move")]
+    #[error(
+        "{color} has already offered a draw since its last move; it may offer again after its next move"
+    )]
     OfferAgainAfterMove {
         /// The side that offered.
         color: Color,

@@ -275,19 +275,30 @@ fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
         let began = Instant::now();
         let result = match already_failed {
             Some(reason) => Err(StoreError::Stopped(reason)),
-            None => sync(full).map_err(|e| {
-                // The batch learns why (a full disk is its own answer); everyone after it
-                // that the store stopped.
-                let reason = match &e {
-                    StoreError::Io(m) | StoreError::Stopped(m) => m.clone(),
-                    e => e.to_string(),
-                };
-                shared.fail(format!("sync: {reason}"));
-                match e {
-                    e @ StoreError::DiskFull(_) => e,
-                    _ => StoreError::Stopped(format!("sync: {reason}")),
-                }
-            }),
+            // A sync that panics (sled panics on some I/O errors) is a failed sync too,
+            // not a dead flusher that leaves every later writer waiting.
+            None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sync(full)))
+                .unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(StoreError::Io(format!("the sync panicked: {what}")))
+                })
+                .map_err(|e| {
+                    // The batch learns why (a full disk is its own answer); everyone after it
+                    // that the store stopped.
+                    let reason = match &e {
+                        StoreError::Io(m) | StoreError::Stopped(m) => m.clone(),
+                        e => e.to_string(),
+                    };
+                    shared.fail(format!("sync: {reason}"));
+                    match e {
+                        e @ StoreError::DiskFull(_) => e,
+                        _ => StoreError::Stopped(format!("sync: {reason}")),
+                    }
+                }),
         };
         let took = began.elapsed();
         {

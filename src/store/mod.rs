@@ -87,12 +87,16 @@ pub enum StoreError {
     /// The embedded store stopped after a failed or uncertain write or sync: what reached
     /// the disk is unknown, so it serves nothing more until the process restarts and
     /// recovers from what is on disk (fail-stop).
-    #[error("the game store stopped after a failed write or sync ({0}); what reached the disk is unknown, so this server serves nothing more and restarts from what is on disk")]
+    #[error(
+        "the game store stopped after a failed write or sync ({0}); what reached the disk is unknown, so this server serves nothing more and restarts from what is on disk"
+    )]
     Stopped(String),
     /// The game's history is full: a change that does not end the game would take its
     /// record past [`codec::HISTORY_LIMIT`] bytes. Endings, draw offers and answers still
     /// fit (the room above that limit is kept for them).
-    #[error("game '{id}' has a full history ({len} bytes; changes that do not end the game stop at {limit} bytes)")]
+    #[error(
+        "game '{id}' has a full history ({len} bytes; changes that do not end the game stop at {limit} bytes)"
+    )]
     HistoryFull {
         /// The game.
         id: String,

@@ -209,7 +209,7 @@ impl Failpoint {
         }
         let code = match std::fs::read_to_string(&self.0) {
             Ok(text) if text.trim() == "enospc" => 28, // ENOSPC
-            _ => 5,                                     // EIO
+            _ => 5,                                    // EIO
         };
         Err(std::io::Error::from_raw_os_error(code))
     }
@@ -302,8 +302,13 @@ impl DurableFiles {
         let blobs_path = path.join("blobs");
         std::fs::create_dir_all(&blobs_path)
             .map_err(|e| io_err(&blobs_path, "cannot create sled's blob directory", e))?;
-        let blobs = SyncedDir::open(&blobs_path)
-            .map_err(|e| io_err(&blobs_path, "cannot open sled's blob directory to fsync it", e))?;
+        let blobs = SyncedDir::open(&blobs_path).map_err(|e| {
+            io_err(
+                &blobs_path,
+                "cannot open sled's blob directory to fsync it",
+                e,
+            )
+        })?;
         Ok(DurableFiles {
             path: path.to_path_buf(),
             db_file,
@@ -682,7 +687,8 @@ impl SledStore {
             sled::Error::Io(io) => file_err("sled write", &self.shared.path, &io),
             e => self.shared.sled_err(id, e),
         };
-        self.commit.fail(format!("a write of game '{id}' failed: {err}"));
+        self.commit
+            .fail(format!("a write of game '{id}' failed: {err}"));
         std::mem::forget(self.shared.games.clone());
         match err {
             e @ StoreError::DiskFull(_) => e,

@@ -448,8 +448,7 @@ async fn client_loop(
                 // A side offers at most once per move of its own: this side offered
                 // already, and has not moved since.
                 Err(s)
-                    if definitive(&s)
-                        && server::error_info(&s).reason == "DRAW_OFFER_TOO_SOON" =>
+                    if definitive(&s) && server::error_info(&s).reason == "DRAW_OFFER_TOO_SOON" =>
                 {
                     log(format!("FAIL {id}"));
                     continue;

@@ -352,9 +352,15 @@ fn move_counters_saturate_at_their_largest_value() {
     let mut game = Game::new(pos(
         "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 4294967295",
     ));
-    game.play(game.position().parse_move("e5").unwrap()).unwrap();
-    game.play(game.position().parse_move("Nf3").unwrap()).unwrap();
-    assert!(game.position().to_fen().ends_with(" 4294967295"), "{}", game.position().to_fen());
+    game.play(game.position().parse_move("e5").unwrap())
+        .unwrap();
+    game.play(game.position().parse_move("Nf3").unwrap())
+        .unwrap();
+    assert!(
+        game.position().to_fen().ends_with(" 4294967295"),
+        "{}",
+        game.position().to_fen()
+    );
     // One below the largest: the next black move reaches it, and its take-back leaves it.
     let below = pos("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 4294967294");
     for &m in below.legal_moves().iter() {

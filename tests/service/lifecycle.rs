@@ -155,7 +155,11 @@ async fn draw_by_agreement_and_an_offer_that_lapses() {
     // before it offers again, and so must white, whose offer lapsed.
     let again = c.offer_draw(offer("agree", BLACK)).await;
     let s = expect_error(again, Code::FailedPrecondition, "DRAW_OFFER_TOO_SOON");
-    assert!(s.message().contains("after your next move"), "{}", s.message());
+    assert!(
+        s.message().contains("after your next move"),
+        "{}",
+        s.message()
+    );
     let again = c.offer_draw(offer("agree", WHITE)).await;
     expect_error(again, Code::FailedPrecondition, "DRAW_OFFER_TOO_SOON");
     play(&mut c, "agree", "Nf3").await;

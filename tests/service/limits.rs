@@ -17,9 +17,7 @@ use chess_service::store::codec::{self, HISTORY_LIMIT, MAX_RECORD_LEN};
 use chess_service::store::{Durability, SledConfig, SledStore};
 use tonic::Code;
 
-use crate::common::client::{
-    BLACK, Client, WHITE, get, named, new_game, play, play_request, undo,
-};
+use crate::common::client::{BLACK, Client, WHITE, get, named, new_game, play, play_request, undo};
 use crate::common::server::{Server, expect_error};
 
 fn now_ms() -> u64 {
@@ -39,7 +37,12 @@ const LEFT_FOR_GRPC: usize = 400;
 
 /// Plays `setup` on a new game, then plays `cycle` and takes it back until the record is
 /// within [`LEFT_FOR_GRPC`] bytes of the history limit; the game and its metadata.
-fn nearly_full(id: &str, setup: &[&str], cycle: &str, timed: Option<TimeControl>) -> (GameMeta, Match) {
+fn nearly_full(
+    id: &str,
+    setup: &[&str],
+    cycle: &str,
+    timed: Option<TimeControl>,
+) -> (GameMeta, Match) {
     let now = now_ms();
     let meta = GameMeta {
         id: id.into(),
@@ -113,14 +116,19 @@ fn respond(id: &str, color: i32, accept: bool) -> pb::RespondToDrawRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_history_refuses_moves_and_take_backs_but_every_ending_works() {
-    assert!(HISTORY_LIMIT < MAX_RECORD_LEN && MAX_RECORD_LEN < 128 * 1024);
+    const { assert!(HISTORY_LIMIT < MAX_RECORD_LEN && MAX_RECORD_LEN < 128 * 1024) };
     let data = tempfile::tempdir().expect("a data directory");
     let knights = ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"];
     // (game, setup, the move of each play/undo cycle). The claim game cycles with the move
     // that completes a threefold repetition, so whichever ply it stops at, a claim holds:
     // with that move, or about the position on the board.
     let plan: [(&str, &[&str], &str, Option<TimeControl>); 4] = [
-        ("flag", &[], "Nf3", Some(TimeControl::new(20_000, 0).expect("a control"))),
+        (
+            "flag",
+            &[],
+            "Nf3",
+            Some(TimeControl::new(20_000, 0).expect("a control")),
+        ),
         ("agree", &[], "Nf3", None),
         ("resign", &["e4"], "e5", None),
         ("claim", &knights, "Ng8", None),
@@ -253,7 +261,9 @@ async fn a_side_offers_a_draw_at_most_once_per_move_of_its_own() {
     let mut c = server.client().await;
     new_game(&mut c, named("offers")).await;
     // Offer, decline, offer again without a move: refused, for as long as no move is made.
-    c.offer_draw(offer("offers", WHITE)).await.expect("an offer");
+    c.offer_draw(offer("offers", WHITE))
+        .await
+        .expect("an offer");
     c.respond_to_draw(respond("offers", BLACK, false))
         .await
         .expect("declined");
@@ -263,15 +273,21 @@ async fn a_side_offers_a_draw_at_most_once_per_move_of_its_own() {
         assert!(s.message().contains("FIDE 9.1.2.1"), "{}", s.message());
     }
     // Black's own offer is not affected by white's.
-    c.offer_draw(offer("offers", BLACK)).await.expect("black's offer");
+    c.offer_draw(offer("offers", BLACK))
+        .await
+        .expect("black's offer");
     // White moves instead of answering (the offer lapses), then may offer again.
     play(&mut c, "offers", "e4").await;
-    c.offer_draw(offer("offers", WHITE)).await.expect("after a move");
+    c.offer_draw(offer("offers", WHITE))
+        .await
+        .expect("after a move");
     // Black has not moved since its offer: still refused.
     let black = c.offer_draw(offer("offers", BLACK)).await;
     expect_error(black, Code::FailedPrecondition, "DRAW_OFFER_PENDING");
     play(&mut c, "offers", "e5").await; // lapses white's offer
-    c.offer_draw(offer("offers", BLACK)).await.expect("after black's move");
+    c.offer_draw(offer("offers", BLACK))
+        .await
+        .expect("after black's move");
     let g = get(&mut c, "offers").await;
     assert_eq!(g.draw_offered_by, BLACK);
 }

@@ -437,7 +437,11 @@ fn past_the_history_limit_only_endings_and_offers_are_written() {
     let before_offers = m.version();
     m.offer_draw(0, Color::White).unwrap();
     m.respond_to_draw(0, Color::Black, false).unwrap();
-    assert_eq!(check_history_room(over, &m, before_offers), Ok(()), "offers");
+    assert_eq!(
+        check_history_room(over, &m, before_offers),
+        Ok(()),
+        "offers"
+    );
     assert_eq!(
         check_history_room(over, &m, 0),
         Err(CodecError::HistoryFull { len: over }),
@@ -445,6 +449,14 @@ fn past_the_history_limit_only_endings_and_offers_are_written() {
     );
     let before_end = m.version();
     m.resign(0, Color::White).unwrap();
-    assert_eq!(check_history_room(over, &m, before_end), Ok(()), "an ending");
-    assert_eq!(check_history_room(over, &m, 0), Ok(()), "any change that ends it");
+    assert_eq!(
+        check_history_room(over, &m, before_end),
+        Ok(()),
+        "an ending"
+    );
+    assert_eq!(
+        check_history_room(over, &m, 0),
+        Ok(()),
+        "any change that ends it"
+    );
 }

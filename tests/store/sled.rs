@@ -358,7 +358,10 @@ fn an_interrupted_snapshot_does_not_stop_the_next_start() {
     drop(store);
     std::fs::write(&leftover, b"").unwrap();
     let refused = sled::Config::new().path(dir.path()).open();
-    assert!(refused.is_err(), "sled 0.34.7 reads the leftover as a snapshot");
+    assert!(
+        refused.is_err(),
+        "sled 0.34.7 reads the leftover as a snapshot"
+    );
 }
 
 /// A change that does not end the game stops short of the hard record limit; the room
@@ -397,7 +400,10 @@ fn a_full_history_refuses_moves_but_not_endings() {
     let Some(StoreError::HistoryFull { len, limit, .. }) = refused else {
         panic!("{refused:?}")
     };
-    assert!(len > HISTORY_LIMIT && limit == HISTORY_LIMIT, "{len} {limit}");
+    assert!(
+        len > HISTORY_LIMIT && limit == HISTORY_LIMIT,
+        "{len} {limit}"
+    );
     store.flush().unwrap();
     assert_eq!(
         store.load(&meta.id).unwrap().unwrap().game.version(),
