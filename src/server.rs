@@ -137,6 +137,10 @@ pub enum ServerError {
     /// The gRPC server stopped with an error.
     #[error("the gRPC server failed: {0}")]
     Transport(String),
+    /// The embedded store failed a write or a sync while serving: the server stopped
+    /// (fail-stop), so that its restart recovers from what is on disk.
+    #[error("stopped after a storage fault, to restart from what is on disk: {0}")]
+    StoreFault(StoreError),
     /// The runtime's worker threads cannot start.
     #[error("cannot start worker threads: {0}")]
     Threads(std::io::Error),
@@ -354,8 +358,37 @@ pub async fn serve(
     });
     tracing::info!(address = %local, tls = tls_on, "listening on {local}");
 
+    // The embedded store's fault (a failed or uncertain write or sync): fail-stop.
+    let mut fault_rx = store.fault();
+    let fault = async {
+        let Some(rx) = fault_rx.as_mut() else {
+            return std::future::pending::<Option<StoreError>>().await;
+        };
+        let fault = match rx.wait_for(Option::is_some).await {
+            Ok(fault) => fault.clone(),
+            Err(_) => None,
+        };
+        match fault {
+            Some(fault) => Some(fault),
+            // The store is gone without a fault: nothing to stop for.
+            None => std::future::pending().await,
+        }
+    };
+
     tokio::select! {
         () = shutdown => {}
+        Some(fault) = fault => {
+            if let Some(task) = follow_store {
+                task.abort();
+            }
+            fail_stop(&health, &registry, &in_flight, stop_tx, &mut server).await;
+            if let Some(health_server) = health_server {
+                health_server.abort();
+            }
+            // No flush: the store serves nothing more, and its restart recovers from
+            // what is on disk.
+            return Err(ServerError::StoreFault(fault));
+        }
         finished = &mut server => {
             // The server stopped by itself: that is a failure, not a shutdown.
             return Err(ServerError::Transport(match finished {
@@ -466,6 +499,42 @@ impl AsyncWrite for CoalescedIo {
     fn is_write_vectored(&self) -> bool {
         false
     }
+}
+
+/// How long a server that stopped after a storage fault keeps answering (health
+/// NOT_SERVING, every chess call UNAVAILABLE) before it stops accepting calls: long enough
+/// for probes and load balancers to see it, short enough for a quick restart.
+const FAIL_STOP_LINGER: Duration = Duration::from_millis(500);
+
+/// The server's answer to a storage fault (fail-stop, as PostgreSQL answers a failed
+/// fsync): health NOT_SERVING at once (also on the health port), spectators' streams
+/// ended, every call refused by the registry (UNAVAILABLE, `STORE_STOPPED`; the writes
+/// caught by the fault got it, or DISK_FULL, already); then no new calls, the calls in
+/// flight answered, and the caller exits non-zero so that the orchestrator restarts the
+/// process from what is on disk.
+async fn fail_stop(
+    health: &tonic_health::server::HealthReporter,
+    registry: &Registry,
+    in_flight: &AtomicUsize,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: &mut tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+) {
+    tracing::error!(
+        "storage fault: NOT_SERVING, refusing every call, exiting so that a restart recovers from what is on disk"
+    );
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
+        .await;
+    registry.shutdown();
+    tokio::time::sleep(FAIL_STOP_LINGER).await;
+    let _ = stop.send(());
+    if !wait_for_calls(server, in_flight, Duration::from_secs(2)).await {
+        tracing::warn!("calls still in flight after the storage fault; closing them");
+    }
+    server.abort();
 }
 
 /// Waits until the server has closed every connection, or until no chess call has been

@@ -1,5 +1,7 @@
 //! Durability of the real server: a clean restart restores every game exactly, `kill -9`
-//! under load loses no acknowledged change, and a damaged record is that game's loss alone.
+//! under load loses no acknowledged change, a damaged record is that game's loss alone, and
+//! a failed sync or a full disk stops the server (fail-stop) without losing or serving
+//! anything it should not.
 
 mod common;
 
@@ -8,3 +10,6 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 
 #[path = "durability/server_durability.rs"]
 mod server_durability;
+
+#[path = "durability/faults.rs"]
+mod faults;

@@ -1,7 +1,7 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
-//! roles, TLS, quotas, clean logs), and what a platform needs (opening names, clock start,
-//! AddTime).
+//! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
+//! AddTime), and the limits that keep a game from being jammed.
 
 mod common;
 
@@ -12,6 +12,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 mod calls;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
+#[path = "service/limits.rs"]
+mod limits;
 #[path = "service/platform.rs"]
 mod platform;
 #[path = "service/security.rs"]

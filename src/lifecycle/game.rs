@@ -59,6 +59,9 @@ pub struct Match {
     lapse_pending: bool,
     /// Every event so far is a move.
     only_moves: bool,
+    /// Each side's draw offer made since its last move (pending, declined or lapsed): a
+    /// side offers at most once per move of its own ([`Match::offer_draw`]).
+    offered_since_move: ByColor<bool>,
     /// The status, computed at most once per state (it needs the legal moves).
     status: OnceLock<Status>,
     /// Whether [`Match::apply`] keeps an [`EventRecord`] of each event for spectators.
@@ -113,6 +116,14 @@ pub enum Refusal {
         /// The side that made the offer.
         by: Color,
         /// The side the request was made for.
+        color: Color,
+    },
+    /// A second draw offer by a side that has not moved since its last one.
+    #[error(
+        "{color} has already offered a draw since its last move; it may offer again after its next move"
+    )]
+    OfferAgainAfterMove {
+        /// The side that offered.
         color: Color,
     },
     /// An answer to a draw offer when none is pending.
@@ -204,6 +215,7 @@ impl Match {
             ending: None,
             lapse_pending: false,
             only_moves: true,
+            offered_since_move: ByColor::splat(false),
             status: OnceLock::new(),
             recording: false,
             records: Vec::new(),
@@ -499,6 +511,7 @@ impl Match {
                     c.before.push(c.remaining);
                 }
                 self.lapse_pending = false;
+                self.offered_since_move[to_move] = false;
                 moved = Some((before, m));
                 by = Some(to_move);
             }
@@ -524,6 +537,7 @@ impl Match {
                     return Err(fail(format!("{o}'s draw offer is already pending")));
                 }
                 self.offer = Some(color);
+                self.offered_since_move[color] = true;
                 by = Some(color);
             }
             Event::DrawDeclined | Event::DrawAccepted => {
@@ -756,12 +770,19 @@ impl Match {
         Ok((before, m))
     }
 
-    /// `color` offers a draw (either side may, whoever is to move).
+    /// `color` offers a draw (either side may, whoever is to move), at most once per move
+    /// of its own: a side that offered since its last move (the offer pending, declined or
+    /// lapsed) must move before it offers again (FIDE 9.1.2.1 ties an offer to the
+    /// offerer's move). A rule for new requests only: [`Match::apply`] replays stored
+    /// histories as they are.
     pub fn offer_draw(&mut self, now: u64, color: Color) -> Result<(), Refusal> {
         self.settle(now)?;
         self.check_going()?;
         if let Some(by) = self.offer {
             return Err(Refusal::DrawOfferPending { by, color });
+        }
+        if self.offered_since_move[color] {
+            return Err(Refusal::OfferAgainAfterMove { color });
         }
         let at = self.stamp(now);
         self.push(Event::DrawOffered(color), at)

@@ -90,6 +90,40 @@ fn a_draw_offer_lapses_when_the_opponent_moves_not_when_the_offerer_does() {
     assert_replays(&m);
 }
 
+/// A side offers at most once per move of its own (a request rule: a stored history with
+/// repeated offers replays as it is).
+#[test]
+fn a_side_offers_again_only_after_its_next_move() {
+    let mut m = Match::untimed(Position::new());
+    m.offer_draw(0, Color::White).unwrap();
+    m.respond_to_draw(0, Color::Black, false).unwrap();
+    assert_eq!(
+        m.offer_draw(0, Color::White),
+        Err(Refusal::OfferAgainAfterMove {
+            color: Color::White
+        })
+    );
+    // The other side's move does not count; its own does.
+    m.offer_draw(0, Color::Black).unwrap();
+    m.respond_to_draw(0, Color::White, false).unwrap();
+    play_all(&mut m, 0, &["e4"]);
+    assert_eq!(
+        m.offer_draw(0, Color::Black),
+        Err(Refusal::OfferAgainAfterMove {
+            color: Color::Black
+        })
+    );
+    m.offer_draw(0, Color::White).unwrap();
+    play_all(&mut m, 0, &["e5"]); // lapses white's offer
+    m.offer_draw(0, Color::Black).unwrap();
+    assert_replays(&m);
+    // An older history with an offer repeated without a move still replays.
+    let mut log = m.log()[..2].to_vec();
+    log.extend_from_slice(&m.log()[..2]);
+    let old = Match::replay(Position::new(), None, &log).expect("stored histories replay");
+    assert_eq!(old.version(), 4);
+}
+
 #[test]
 fn offers_are_answered_by_the_other_side_only() {
     let mut m = Match::untimed(Position::new());

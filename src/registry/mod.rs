@@ -59,6 +59,8 @@ const MAX_CONFLICTS: u32 = 8;
 /// The registry of games: find, load, create, read, change and watch them.
 pub struct Registry {
     store: Arc<dyn GameStore>,
+    /// The store's fault (fail-stop): once set, every call is refused.
+    fault: Option<watch::Receiver<Option<StoreError>>>,
     cache: Cache,
     watch_buffer: usize,
     shutdown: watch::Sender<bool>,
@@ -69,6 +71,7 @@ impl Registry {
     /// while more are in use at once).
     pub fn new(store: Arc<dyn GameStore>, cache_games: usize) -> Registry {
         Registry {
+            fault: store.fault(),
             store,
             cache: Cache::new(cache_games),
             watch_buffer: DEFAULT_WATCH_BUFFER,
@@ -100,10 +103,23 @@ impl Registry {
         self.cache.len()
     }
 
-    /// Locks game `id`'s cell and makes sure it holds what the store has.
+    /// Refuses once the store has stopped after a fault (a failed or uncertain sync or
+    /// write): games in memory, and sled's own memory, may then hold changes that never
+    /// became durable, so nothing is served any more (fail-stop; the server exits).
+    pub(crate) fn check_fault(&self) -> Result<(), RegistryError> {
+        match self.fault.as_ref().and_then(|f| f.borrow().clone()) {
+            Some(fault) => Err(RegistryError::Store(fault)),
+            None => Ok(()),
+        }
+    }
+
+    /// Locks game `id`'s cell and makes sure it holds what the store has. Refused once
+    /// the store has stopped (checked again after the wait for the lock).
     async fn lock_loaded(&self, id: &str) -> Result<OwnedMutexGuard<CellState>, RegistryError> {
+        self.check_fault()?;
         let cell = self.cache.cell(id)?;
         let mut guard = cell.lock_owned().await;
+        self.check_fault()?;
         self.fill(&mut guard, id).await?;
         Ok(guard)
     }
@@ -229,7 +245,12 @@ impl Registry {
                             // The store is the source of truth: forget the unacknowledged
                             // change (spectators' streams see their channel close and catch
                             // up from the store) and read the game back on its next use.
-                            if !matches!(e, StoreError::Conflict { .. }) {
+                            // After a failed sync the store serves nothing more: see
+                            // `check_fault`.
+                            if !matches!(
+                                e,
+                                StoreError::Conflict { .. } | StoreError::HistoryFull { .. }
+                            ) {
                                 tracing::error!(game_id = %id, error = %e, "saving a game failed; the change is not acknowledged");
                             }
                             *guard = CellState::Unloaded;

@@ -125,6 +125,10 @@ impl Subscription {
             if *self.shutdown.borrow() {
                 return WatchItem::End(RegistryError::ShuttingDown);
             }
+            // A stopped store serves nothing more, not even the backlog.
+            if let Err(e) = self.registry.check_fault() {
+                return WatchItem::End(e);
+            }
             if let Some(event) = self.backlog.pop_front() {
                 if event.record.version < self.next_version {
                     continue;

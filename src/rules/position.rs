@@ -46,6 +46,9 @@ pub struct Undo {
     ep_square: Option<Square>,
     halfmoves: u32,
     hash: u64,
+    /// The move number was already at `u32::MAX` and stayed there (it saturates rather
+    /// than wrap to 0), so taking the move back must not lower it.
+    fullmoves_saturated: bool,
 }
 
 impl Position {
@@ -88,7 +91,8 @@ impl Position {
         self.halfmoves
     }
 
-    /// The move number, starting at 1 and incremented after black moves.
+    /// The move number, starting at 1 and incremented after black moves. It saturates at
+    /// `u32::MAX` (a FEN may start there): it never wraps to 0.
     #[inline(always)]
     pub fn fullmoves(&self) -> u32 {
         self.fullmoves
@@ -316,10 +320,12 @@ impl Position {
             ep_square: self.ep_square,
             halfmoves: self.halfmoves,
             hash: self.hash,
+            fullmoves_saturated: us == Color::Black && self.fullmoves == u32::MAX,
         };
         let mut undo = undo;
         self.set_ep(None);
-        self.halfmoves += 1;
+        // A FEN may give any counter up to u32::MAX: saturate, never wrap.
+        self.halfmoves = self.halfmoves.saturating_add(1);
         let mut castling = self.castling;
 
         match m.kind {
@@ -364,7 +370,7 @@ impl Position {
             self.set_castling(castling);
         }
         if us == Color::Black {
-            self.fullmoves += 1;
+            self.fullmoves = self.fullmoves.saturating_add(1);
         }
         self.turn = them;
         self.hash ^= zobrist::black_to_move();
@@ -408,7 +414,7 @@ impl Position {
                 }
             }
         }
-        if us == Color::Black {
+        if us == Color::Black && !undo.fullmoves_saturated {
             self.fullmoves -= 1;
         }
         self.castling = undo.castling;

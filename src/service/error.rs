@@ -98,6 +98,16 @@ pub enum ServiceError {
         /// The side the request was made for.
         color: Color,
     },
+    /// A second draw offer by a side that has not moved since its last one.
+    #[error(
+        "{color} has already offered a draw in game '{id}' since its last move; a side offers at most once per move of its own (FIDE 9.1.2.1: an offer goes with a move), so offer again after your next move"
+    )]
+    DrawOfferTooSoon {
+        /// The game.
+        id: String,
+        /// The side that offered.
+        color: Color,
+    },
     /// An answer to a draw offer when none is pending.
     #[error("no draw offer is pending in game '{id}'; offer one with OfferDraw")]
     NoDrawOffer {
@@ -307,6 +317,29 @@ pub enum ServiceError {
     /// retry with backoff.
     #[error("{0}; retry with backoff")]
     StoreUnavailable(StoreError),
+    /// The disk of the embedded store is full: the change is not acknowledged, and the
+    /// server stops (fail-stop) so that it restarts from what is on disk.
+    #[error(
+        "{0}; this change is not acknowledged and the server is stopping: it restarts from what is on disk once space is freed (read the game again then: the change may or may not be there)"
+    )]
+    DiskFull(StoreError),
+    /// The embedded store stopped after a failed or uncertain write or sync (fail-stop).
+    #[error(
+        "{0}: retry on another instance or after the restart (a change answered with this error may or may not be there then: read the game)"
+    )]
+    StoreStopped(StoreError),
+    /// A change that does not end the game, on a game whose history is full.
+    #[error(
+        "game '{id}' has a full history: its record would be {len} bytes, and changes that do not end the game stop at {limit} bytes, so moves and take-backs are refused; what still works: Resign, ClaimDraw (also with the move that completes the claim), OfferDraw and RespondToDraw (a draw by agreement), the clock's flag, and every read"
+    )]
+    HistoryFull {
+        /// The game.
+        id: String,
+        /// The size the record would have had.
+        len: usize,
+        /// The limit for changes that do not end the game.
+        limit: usize,
+    },
     /// A bug: something that should not happen did.
     #[error("internal error: {0}")]
     Internal(String),
@@ -405,6 +438,7 @@ impl ServiceError {
                 ServiceError::DrawOfferPending { id, by, color }
             }
             Refusal::NoDrawOffer => ServiceError::NoDrawOffer { id },
+            Refusal::OfferAgainAfterMove { color } => ServiceError::DrawOfferTooSoon { id, color },
             Refusal::OwnDrawOffer { color } => ServiceError::OwnDrawOffer { id, color },
             Refusal::ClaimRefused { why } => ServiceError::ClaimRefused { id, why },
             Refusal::Untimed => ServiceError::GameUntimed { id },
@@ -427,6 +461,11 @@ impl ServiceError {
             StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
             StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
             StoreError::Io(_) => ServiceError::Store(e),
+            StoreError::DiskFull(_) => ServiceError::DiskFull(e),
+            StoreError::Stopped(_) => ServiceError::StoreStopped(e),
+            StoreError::HistoryFull { id, len, limit } => {
+                ServiceError::HistoryFull { id, len, limit }
+            }
         }
     }
 
@@ -457,17 +496,19 @@ impl ServiceError {
             | NoDrawOffer { .. }
             | OwnDrawOffer { .. }
             | GameUntimed { .. }
+            | DrawOfferTooSoon { .. }
+            | HistoryFull { .. }
             | ClaimRefused { .. } => Code::FailedPrecondition,
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
             PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
-            TooManyPerfts { .. } => Code::ResourceExhausted,
+            TooManyPerfts { .. } | DiskFull(_) => Code::ResourceExhausted,
             DeadlineExceeded { .. } => Code::DeadlineExceeded,
             Cancelled => Code::Cancelled,
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
-            ShuttingDown | StoreUnavailable(_) => Code::Unavailable,
+            ShuttingDown | StoreUnavailable(_) | StoreStopped(_) => Code::Unavailable,
             TokenMissing | TokenUnknown => Code::Unauthenticated,
             RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
             RateLimited(_) => Code::ResourceExhausted,
@@ -487,6 +528,10 @@ impl ServiceError {
             NotYourTurn { .. } | NotYourMove { .. } => "NOT_YOUR_TURN",
             DrawOfferPending { .. } => "DRAW_OFFER_PENDING",
             NoDrawOffer { .. } => "NO_DRAW_OFFER",
+            DrawOfferTooSoon { .. } => "DRAW_OFFER_TOO_SOON",
+            HistoryFull { .. } => "HISTORY_FULL",
+            DiskFull(_) => "DISK_FULL",
+            StoreStopped(_) => "STORE_STOPPED",
             OwnDrawOffer { .. } => "OWN_DRAW_OFFER",
             ClaimRefused { .. } => "CLAIM_REFUSED",
             VersionAhead { .. } => "VERSION_AHEAD",
@@ -561,9 +606,13 @@ impl ServiceError {
                 put("game_id", id.clone());
                 put("offered_by", color_name(*by).to_string());
             }
-            OwnDrawOffer { id, color } => {
+            OwnDrawOffer { id, color } | DrawOfferTooSoon { id, color } => {
                 put("game_id", id.clone());
                 put("offered_by", color_name(*color).to_string());
+            }
+            HistoryFull { id, limit, .. } => {
+                put("game_id", id.clone());
+                put("limit_bytes", limit.to_string());
             }
             VersionAhead { id, current, .. } => {
                 put("game_id", id.clone());

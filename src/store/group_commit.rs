@@ -12,22 +12,25 @@
 //! concurrent `flush_async()` calls deadlock sled 0.34.7's thread pool.
 //!
 //! A failed sync is sticky: after an fsync error the kernel may have dropped the dirty
-//! pages, and a later fsync can succeed without them. Every later ticket then fails with
-//! [`StoreError::Io`] and the service must be restarted (sled then recovers from its log).
+//! pages, and a later fsync can succeed without them. The waiters of that batch get the
+//! sync's error ([`StoreError::DiskFull`] when the disk is full), every later ticket
+//! [`StoreError::Stopped`], and [`GroupCommit::faults`] announces the fault, so that the
+//! server stops serving and exits; the restart recovers from sled's log (fail-stop).
 #![warn(missing_docs)]
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::{Durable, StoreError};
 
 /// The sync a batch runs; `full` asks for the strongest sync the store has whatever its
-/// durability level (a [`GroupCommit::wait_blocking`] caller is in the batch). Returns a
-/// message on failure.
-pub type SyncFn = Box<dyn FnMut(bool) -> Result<(), String> + Send + 'static>;
+/// durability level (a [`GroupCommit::wait_blocking`] caller is in the batch). Fails with
+/// [`StoreError::DiskFull`] when the disk is full, else with any error whose message
+/// says what failed.
+pub type SyncFn = Box<dyn FnMut(bool) -> Result<(), StoreError> + Send + 'static>;
 
 enum Waiter {
     /// An async waiter; `full` asks for a full sync (see [`SyncFn`]).
@@ -70,6 +73,7 @@ pub struct GroupCommitStats {
 struct State {
     pending: Vec<Waiter>,
     shutdown: bool,
+    /// Why the store stopped (a failed sync, or a failed write: [`GroupCommit::fail`]).
     failed: Option<String>,
     /// Queue length at which the flusher wants to be woken.
     want: usize,
@@ -79,6 +83,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    /// The fault, announced once (see [`GroupCommit::faults`]).
+    fault: watch::Sender<Option<StoreError>>,
 }
 
 impl Shared {
@@ -88,6 +94,18 @@ impl Shared {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records the first fault (later ones change nothing) and announces it.
+    fn fail(&self, reason: String) {
+        let mut st = self.lock();
+        if st.failed.is_some() {
+            return;
+        }
+        tracing::error!(%reason, "the store failed; it serves nothing more (fail-stop)");
+        st.failed = Some(reason.clone());
+        drop(st);
+        self.fault.send_replace(Some(StoreError::Stopped(reason)));
     }
 }
 
@@ -109,6 +127,7 @@ impl GroupCommit {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
+            fault: watch::Sender::new(None),
         });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -123,10 +142,21 @@ impl GroupCommit {
         })
     }
 
-    /// Fails if the store was shut down or an earlier sync failed.
+    /// Fails if the store was shut down or an earlier sync or write failed.
     pub fn check(&self) -> Result<(), StoreError> {
         let st = self.shared.lock();
         check_state(&st)
+    }
+
+    /// Stops the store after a failed write (`reason` says which): every later ticket
+    /// fails with [`StoreError::Stopped`] and [`GroupCommit::faults`] announces it.
+    pub fn fail(&self, reason: String) {
+        self.shared.fail(reason);
+    }
+
+    /// The store's fault, once a sync or a write failed: [`StoreError::Stopped`].
+    pub fn faults(&self) -> watch::Receiver<Option<StoreError>> {
+        self.shared.fault.subscribe()
     }
 
     /// Queues a waiter and returns its ticket: it resolves after the next sync that starts
@@ -200,15 +230,9 @@ fn check_state(st: &State) -> Result<(), StoreError> {
         return Err(StoreError::Closed);
     }
     if let Some(reason) = &st.failed {
-        return Err(failed_error(reason));
+        return Err(StoreError::Stopped(reason.clone()));
     }
     Ok(())
-}
-
-fn failed_error(reason: &str) -> StoreError {
-    StoreError::Io(format!(
-        "an earlier sync of the data directory failed ({reason}); what reached the disk is unknown, so the store refuses further writes: restart the service to recover from the log"
-    ))
 }
 
 fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
@@ -250,12 +274,31 @@ fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
             .any(|w| matches!(w, Waiter::Blocking(_) | Waiter::Async { full: true, .. }));
         let began = Instant::now();
         let result = match already_failed {
-            Some(reason) => Err(failed_error(&reason)),
-            None => sync(full).map_err(|reason| {
-                tracing::error!(%reason, "syncing the store failed; refusing further writes");
-                shared.lock().failed = Some(reason.clone());
-                failed_error(&reason)
-            }),
+            Some(reason) => Err(StoreError::Stopped(reason)),
+            // A sync that panics (sled panics on some I/O errors) is a failed sync too,
+            // not a dead flusher that leaves every later writer waiting.
+            None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sync(full)))
+                .unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(StoreError::Io(format!("the sync panicked: {what}")))
+                })
+                .map_err(|e| {
+                    // The batch learns why (a full disk is its own answer); everyone after it
+                    // that the store stopped.
+                    let reason = match &e {
+                        StoreError::Io(m) | StoreError::Stopped(m) => m.clone(),
+                        e => e.to_string(),
+                    };
+                    shared.fail(format!("sync: {reason}"));
+                    match e {
+                        e @ StoreError::DiskFull(_) => e,
+                        _ => StoreError::Stopped(format!("sync: {reason}")),
+                    }
+                }),
         };
         let took = began.elapsed();
         {
@@ -407,21 +450,47 @@ mod tests {
             Duration::ZERO,
             Box::new(move |_| {
                 if c.fetch_add(1, Ordering::SeqCst) == 0 {
-                    Err("disk on fire".into())
+                    Err(StoreError::Io("disk on fire".into()))
                 } else {
                     Ok(())
                 }
             }),
         )
         .unwrap();
+        let faults = gc.faults();
+        assert_eq!(*faults.borrow(), None);
         let first = gc.wait_blocking();
         assert!(
-            matches!(&first, Err(StoreError::Io(m)) if m.contains("disk on fire")),
+            matches!(&first, Err(StoreError::Stopped(m)) if m.contains("disk on fire")),
             "{first:?}"
         );
-        assert!(gc.check().is_err());
+        assert!(
+            matches!(&*faults.borrow(), Some(StoreError::Stopped(m)) if m.contains("disk on fire")),
+            "the fault is announced"
+        );
+        assert!(matches!(gc.check(), Err(StoreError::Stopped(_))));
         assert!(gc.ticket().is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1, "no sync after the failure");
+    }
+
+    #[test]
+    fn a_full_disk_is_answered_as_such_then_the_store_is_stopped() {
+        let gc = GroupCommit::start(
+            "test-flusher",
+            Duration::ZERO,
+            Box::new(|_| {
+                Err::<(), _>(StoreError::DiskFull(
+                    "write of db: No space left on device".into(),
+                ))
+            }),
+        )
+        .unwrap();
+        let first = gc.wait_blocking();
+        assert!(matches!(&first, Err(StoreError::DiskFull(_))), "{first:?}");
+        assert!(
+            matches!(gc.check(), Err(StoreError::Stopped(m)) if m.contains("No space left")),
+            "later writers learn that the store stopped, and why"
+        );
     }
 
     #[test]

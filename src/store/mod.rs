@@ -80,6 +80,40 @@ pub enum StoreError {
     /// succeed. Nothing is known to be lost.
     #[error("the game database is unavailable: {0}")]
     Unavailable(String),
+    /// The file system of the data directory is full (ENOSPC): the change is not
+    /// acknowledged, and the embedded store stops (see [`StoreError::Stopped`]).
+    #[error("the disk of the data directory is full: {0}")]
+    DiskFull(String),
+    /// The embedded store stopped after a failed or uncertain write or sync: what reached
+    /// the disk is unknown, so it serves nothing more until the process restarts and
+    /// recovers from what is on disk (fail-stop).
+    #[error(
+        "the game store stopped after a failed write or sync ({0}); what reached the disk is unknown, so this server serves nothing more and restarts from what is on disk"
+    )]
+    Stopped(String),
+    /// The game's history is full: a change that does not end the game would take its
+    /// record past [`codec::HISTORY_LIMIT`] bytes. Endings, draw offers and answers still
+    /// fit (the room above that limit is kept for them).
+    #[error(
+        "game '{id}' has a full history ({len} bytes; changes that do not end the game stop at {limit} bytes)"
+    )]
+    HistoryFull {
+        /// The game.
+        id: String,
+        /// The size its record would have had.
+        len: usize,
+        /// The limit for changes that do not end the game.
+        limit: usize,
+    },
+}
+
+impl StoreError {
+    /// Whether an I/O error means the file system is full (ENOSPC, or EDQUOT: a quota).
+    pub fn is_disk_full(e: &std::io::Error) -> bool {
+        e.kind() == std::io::ErrorKind::StorageFull
+            || e.kind() == std::io::ErrorKind::QuotaExceeded
+            || matches!(e.raw_os_error(), Some(28 | 122))
+    }
 }
 
 /// A change a shared store announces (see [`PgStore::changes`]).
@@ -164,6 +198,15 @@ pub trait GameStore: Send + Sync + 'static {
     /// Whether the store can be reached right now, as it changes (`None`: always, as
     /// long as the process runs). Health reports NOT_SERVING while it is false.
     fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
+    }
+    /// The fault after which this process must serve nothing more, once it happens
+    /// (`None`: the store has no such fault; a database owns its own durability). The
+    /// embedded store sets it after a failed or uncertain write or sync (fail-stop: the
+    /// kernel may have dropped the pages a failed fsync was for, and sled has applied the
+    /// change in memory already): the registry then refuses every call and the server
+    /// exits non-zero, so that it restarts from what is on disk.
+    fn fault(&self) -> Option<tokio::sync::watch::Receiver<Option<StoreError>>> {
         None
     }
 }

@@ -220,9 +220,13 @@ struct Row {
 }
 
 impl Row {
-    fn of(meta: &GameMeta, game: &Match) -> Result<Row, StoreError> {
+    /// The row of `game`, whose changes since version `since` are being written (the
+    /// record is refused past the history limit unless they end the game: see
+    /// [`codec::check_history_room`]).
+    fn of(meta: &GameMeta, game: &Match, since: u64) -> Result<Row, StoreError> {
         let record = codec::encode(meta, game)
-            .map_err(|e| StoreError::Io(format!("cannot encode game '{}': {e}", meta.id)))?;
+            .and_then(|r| codec::check_history_room(r.len(), game, since).map(|()| r))
+            .map_err(|e| codec::store_error(&meta.id, e))?;
         Ok(Row {
             version: to_i64(game.version(), "version")?,
             record,
@@ -318,7 +322,7 @@ impl PgStore {
     /// Stores a new game: `AlreadyExists` if the id is taken. Committed when it returns.
     pub async fn create(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
         let inserted = self
-            .write_row(INSERT, &meta.id, &Row::of(meta, game)?, None)
+            .write_row(INSERT, &meta.id, &Row::of(meta, game, 0)?, None)
             .await?;
         if inserted == 0 {
             return Err(StoreError::AlreadyExists {
@@ -340,7 +344,12 @@ impl PgStore {
     ) -> Result<(), StoreError> {
         let expected = to_i64(expected_version, "version")?;
         let updated = self
-            .write_row(UPDATE, &meta.id, &Row::of(meta, game)?, Some(expected))
+            .write_row(
+                UPDATE,
+                &meta.id,
+                &Row::of(meta, game, expected_version)?,
+                Some(expected),
+            )
             .await?;
         if updated == 1 {
             self.inner.announce(&meta.id, game.version());
@@ -639,7 +648,9 @@ impl Inner {
                         continue;
                     }
                 };
-                let next = match Row::of(&loaded.meta, &loaded.game) {
+                // A flag fall ends the game: the history limit never refuses it.
+                let since = u64::try_from(version).unwrap_or(0);
+                let next = match Row::of(&loaded.meta, &loaded.game, since) {
                     Ok(next) => next,
                     Err(e) => {
                         tracing::error!(game_id = %id, error = %e, "the flag sweep cannot encode this game; skipping it");

@@ -142,6 +142,8 @@ pub struct SledStore {
 /// What a load on the blocking pool needs too.
 struct Shared {
     path: PathBuf,
+    /// The store's fault (a failed sync or write): once set, nothing is read or written.
+    fault: tokio::sync::watch::Receiver<Option<StoreError>>,
     games: sled::Tree,
     encoders: EncoderCache,
     /// Held (one stripe per group of ids) from a write's version check to its insert,
@@ -157,18 +159,125 @@ fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Io(format!("{what} ({}): {e}", path.display()))
 }
 
+/// An I/O failure on `p`: [`StoreError::DiskFull`] when the file system is full, else
+/// [`StoreError::Io`].
+fn file_err(what: &str, p: &Path, e: &std::io::Error) -> StoreError {
+    let message = format!("{what} of {}: {e}", p.display());
+    if StoreError::is_disk_full(e) {
+        StoreError::DiskFull(message)
+    } else {
+        StoreError::Io(message)
+    }
+}
+
+/// A sled failure while opening or writing: [`StoreError::DiskFull`] when the file system
+/// is full, else [`StoreError::Io`] with `what` and the data directory.
+fn sled_open_err(path: &Path, what: &str, e: sled::Error) -> StoreError {
+    match &e {
+        sled::Error::Io(io) if StoreError::is_disk_full(io) => StoreError::DiskFull(format!(
+            "{what} ({}): {e}; free space on that file system, then start the server again",
+            path.display()
+        )),
+        _ => io_err(path, what, &e),
+    }
+}
+
+/// The environment variable that arms the sync failpoint (for fault-injection tests):
+/// it names a trigger file. While it is unset the failpoint costs nothing; while it is
+/// set, every sync looks whether the trigger file exists (one `stat`), and if it does,
+/// the sync fails after sled's flush, as an `fsync` that fails does: with ENOSPC when the
+/// file holds `enospc`, else with EIO.
+pub const FAILPOINT_SYNC_ENV: &str = "CHESS_FAILPOINT_SYNC";
+
+/// The armed sync failpoint: its trigger file.
+struct Failpoint(PathBuf);
+
+impl Failpoint {
+    fn from_env() -> Option<Failpoint> {
+        let trigger = std::env::var_os(FAILPOINT_SYNC_ENV).filter(|v| !v.is_empty())?;
+        tracing::warn!(
+            trigger = %Path::new(&trigger).display(),
+            "{FAILPOINT_SYNC_ENV} is set: syncs fail once the trigger file exists (a fault-injection test)"
+        );
+        Some(Failpoint(PathBuf::from(trigger)))
+    }
+
+    /// The injected failure, if the trigger file exists.
+    fn check(&self) -> std::io::Result<()> {
+        if !self.0.exists() {
+            return Ok(());
+        }
+        let code = match std::fs::read_to_string(&self.0) {
+            Ok(text) if text.trim() == "enospc" => 28, // ENOSPC
+            _ => 5,                                    // EIO
+        };
+        Err(std::io::Error::from_raw_os_error(code))
+    }
+}
+
+/// A directory kept open, fsynced when its entries may have changed since its last
+/// fsync. Whether they did is read from its modification time with `fstat` on the open
+/// descriptor: no listing and no new descriptor on the sync path, so a process out of
+/// descriptors still syncs.
+struct SyncedDir {
+    path: PathBuf,
+    dir: File,
+    /// The modification time as of the last fsync.
+    synced: Option<std::time::SystemTime>,
+}
+
+impl SyncedDir {
+    /// The file system's clock ticks coarsely (a few ms): a change in the same tick as
+    /// the last fsync leaves the time as it was. So a directory changed this recently is
+    /// fsynced at every sync (directories here change rarely: sled's snapshots, blobs).
+    const SETTLE: Duration = Duration::from_secs(1);
+
+    fn open(path: &Path) -> std::io::Result<SyncedDir> {
+        Ok(SyncedDir {
+            path: path.to_path_buf(),
+            dir: File::open(path)?,
+            synced: None,
+        })
+    }
+
+    /// The directory's modification time if its entries may have changed since its
+    /// last fsync, `None` if they have not.
+    fn changed(&self) -> Result<Option<std::time::SystemTime>, StoreError> {
+        let modified = self
+            .dir
+            .metadata()
+            .and_then(|m| m.modified())
+            .map_err(|e| file_err("fstat", &self.path, &e))?;
+        let recent = std::time::SystemTime::now()
+            .duration_since(modified)
+            .map_or(true, |age| age < Self::SETTLE);
+        Ok((self.synced != Some(modified) || recent).then_some(modified))
+    }
+
+    /// fsyncs the directory, whose modification time was `modified` before.
+    fn fsync(&mut self, modified: std::time::SystemTime) -> Result<(), StoreError> {
+        self.dir
+            .sync_all()
+            .map_err(|e| file_err("fsync", &self.path, &e))?;
+        self.synced = Some(modified);
+        Ok(())
+    }
+}
+
 /// Makes sled's files durable beyond what sled's `flush()` does: sled 0.34.7's flush
 /// ends in `sync_file_range`, which neither flushes the drive's write cache nor commits
 /// the file's metadata, and sled creates and renames files (snapshots, blobs) without
-/// syncing their directory.
+/// syncing their directory. Every descriptor it needs is opened once, at start.
 struct DurableFiles {
     path: PathBuf,
     db_file: File,
-    dir: File,
-    /// The data directory's entries as of its last fsync.
-    dir_entries: Vec<std::ffi::OsString>,
-    /// Blob files already fsynced, and the blob directory's entries as of its last fsync.
+    dir: SyncedDir,
+    /// `blobs/`, where sled writes a page larger than about 128 KiB (a leaf of many large
+    /// records) as a file of its own, without syncing it.
+    blobs: SyncedDir,
+    /// Blob files already fsynced.
     blobs_synced: Vec<std::ffi::OsString>,
+    failpoint: Option<Failpoint>,
 }
 
 fn list_dir(dir: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
@@ -187,43 +296,64 @@ impl DurableFiles {
     fn open(path: &Path) -> Result<DurableFiles, StoreError> {
         let db_file = File::open(path.join("db"))
             .map_err(|e| io_err(path, "cannot open sled's db file to fsync it", e))?;
-        let dir = File::open(path)
+        let dir = SyncedDir::open(path)
             .map_err(|e| io_err(path, "cannot open the data directory to fsync it", e))?;
+        // sled creates it when it opens.
+        let blobs_path = path.join("blobs");
+        std::fs::create_dir_all(&blobs_path)
+            .map_err(|e| io_err(&blobs_path, "cannot create sled's blob directory", e))?;
+        let blobs = SyncedDir::open(&blobs_path).map_err(|e| {
+            io_err(
+                &blobs_path,
+                "cannot open sled's blob directory to fsync it",
+                e,
+            )
+        })?;
         Ok(DurableFiles {
             path: path.to_path_buf(),
             db_file,
             dir,
-            dir_entries: Vec::new(),
+            blobs,
             blobs_synced: Vec::new(),
+            failpoint: Failpoint::from_env(),
         })
     }
 
-    /// fsync of every regular file in the data directory (sled's `conf` and snapshots
-    /// are written once and never synced by us otherwise), then [`DurableFiles::sync`].
-    fn sync_everything(&mut self) -> Result<(), String> {
-        for name in list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))? {
-            let p = self.path.join(&name);
-            if p.is_file() {
-                File::open(&p)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| self.fail("fsync", &p, e))?;
+    /// At open: fsync of every regular file in the data directory and in `blobs/`
+    /// (sled's `conf` and snapshots are written once and never synced by us otherwise),
+    /// then [`DurableFiles::sync`].
+    fn sync_everything(&mut self) -> Result<(), StoreError> {
+        for dir in [self.path.clone(), self.path.join("blobs")] {
+            for name in list_dir(&dir).map_err(|e| file_err("list", &dir, &e))? {
+                let p = dir.join(&name);
+                if p.is_file() {
+                    File::open(&p)
+                        .and_then(|f| f.sync_all())
+                        .map_err(|e| file_err("fsync", &p, &e))?;
+                }
             }
         }
+        self.blobs_synced = list_dir(&self.path.join("blobs"))
+            .map_err(|e| file_err("list", &self.path.join("blobs"), &e))?;
         self.sync()
     }
 
-    /// fsync of the db file; of any new blob file and then the blob directory; and of the
-    /// data directory whenever its entries changed since its last fsync (listing it costs
-    /// microseconds, an fsync of it a fraction of a millisecond).
-    fn sync(&mut self) -> Result<(), String> {
+    /// fsync of the db file; of the data directory when its entries may have changed;
+    /// and, when `blobs/` changed (sled wrote a blob), of the new blob files and then
+    /// `blobs/`. Only the last opens files (the new blobs): the common sync uses the
+    /// descriptors opened at start.
+    fn sync(&mut self) -> Result<(), StoreError> {
+        if let Some(failpoint) = &self.failpoint {
+            failpoint
+                .check()
+                .map_err(|e| file_err("fsync (failpoint)", &self.path.join("db"), &e))?;
+        }
         self.db_file
             .sync_all()
-            .map_err(|e| self.fail("fsync", &self.path.join("db"), e))?;
-        // sled writes values above about 128 KiB to blob files without syncing them.
-        // Records are capped far below that, but sync any that appear.
-        let blobs = self.path.join("blobs");
-        let names = list_dir(&blobs).map_err(|e| self.fail("list", &blobs, e))?;
-        if names != self.blobs_synced {
+            .map_err(|e| file_err("fsync", &self.path.join("db"), &e))?;
+        if let Some(modified) = self.blobs.changed()? {
+            let blobs = self.blobs.path.clone();
+            let names = list_dir(&blobs).map_err(|e| file_err("list", &blobs, &e))?;
             for name in names
                 .iter()
                 .filter(|n| self.blobs_synced.binary_search(n).is_err())
@@ -232,39 +362,86 @@ impl DurableFiles {
                 match File::open(&p).and_then(|f| f.sync_all()) {
                     // A blob removed by sled meanwhile needs nothing.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    r => r.map_err(|e| self.fail("fsync", &p, e))?,
+                    r => r.map_err(|e| file_err("fsync", &p, &e))?,
                 }
             }
-            File::open(&blobs)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| self.fail("fsync", &blobs, e))?;
+            // Then the directory, for the new files' entries.
+            self.blobs.fsync(modified)?;
             self.blobs_synced = names;
         }
-        let entries = list_dir(&self.path).map_err(|e| self.fail("list", &self.path, e))?;
-        if entries != self.dir_entries {
-            self.dir
-                .sync_all()
-                .map_err(|e| self.fail("fsync", &self.path, e))?;
-            self.dir_entries = entries;
+        if let Some(modified) = self.dir.changed()? {
+            self.dir.fsync(modified)?;
         }
         Ok(())
-    }
-
-    fn fail(&self, what: &str, p: &Path, e: std::io::Error) -> String {
-        format!("{what} of {}: {e}", p.display())
     }
 }
 
 /// The group commit's sync: sled `flush()`, then the fsyncs of [`DurableFiles`] at level
 /// `Fsync`, and at every level when the batch asks for a full sync (`flush()`, `close()`).
+///
+/// When a sync fails, a handle on the database is leaked on purpose: sled flushes (and
+/// fsyncs, panicking if that fails) when its last handle is dropped, which would write
+/// what was never acknowledged at exit. The process is stopping anyway (fail-stop).
 fn sync_fn(db: sled::Db, mut files: DurableFiles, fsync_level: bool) -> SyncFn {
     Box::new(move |full| {
-        db.flush().map_err(|e| format!("sled flush: {e}"))?;
-        if fsync_level || full {
-            files.sync()?;
+        let result = db
+            .flush()
+            .map_err(|e| match e {
+                sled::Error::Io(io) => file_err("sled flush", &files.path, &io),
+                e => StoreError::Io(format!("sled flush: {e}")),
+            })
+            .map(|_| ())
+            .and_then(|()| {
+                if fsync_level || full || files.failpoint.is_some() {
+                    files.sync()
+                } else {
+                    Ok(())
+                }
+            });
+        if result.is_err() {
+            std::mem::forget(db.clone());
         }
-        Ok(())
+        result
     })
+}
+
+/// Gets the data directory ready for sled, under its lock: refuses when another process
+/// holds it (sled locks its `db` file with `flock`; so does this, for a moment), so the
+/// message names the lock only when it really is held; then removes what a start
+/// interrupted by a full disk leaves behind: a snapshot being written
+/// (`snap.*.generating`, often 0 bytes). sled writes a snapshot under that name, fsyncs it
+/// and only then renames it, so such a file is never a complete snapshot; but sled
+/// 0.34.7 reads it as one and then refuses every start ("Read corrupted data"), even
+/// after space is back. Under the lock no other sled can be writing one.
+fn prepare_data_dir(path: &Path) -> Result<(), StoreError> {
+    let db = path.join("db");
+    let _lock = match File::options().read(true).write(true).open(&db) {
+        Ok(file) => match file.try_lock() {
+            Ok(()) => Some(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Io(format!(
+                    "another process holds the lock on {}: is another server using this data directory?",
+                    db.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(io_err(&db, "cannot lock sled's db file", e));
+            }
+        },
+        // No database yet: no sled can be using the directory.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(&db, "cannot open sled's db file", e)),
+    };
+    for name in list_dir(path).map_err(|e| io_err(path, "cannot list the data directory", e))? {
+        let text = name.to_string_lossy();
+        if text.starts_with("snap.") && text.ends_with(".generating") {
+            let p = path.join(&name);
+            std::fs::remove_file(&p)
+                .map_err(|e| io_err(&p, "cannot remove an interrupted snapshot of sled", e))?;
+            tracing::warn!(file = %p.display(), "removed an interrupted sled snapshot (a start or a snapshot stopped by a full disk?)");
+        }
+    }
+    Ok(())
 }
 
 impl SledStore {
@@ -272,29 +449,34 @@ impl SledStore {
     pub fn open(config: SledConfig) -> Result<SledStore, StoreError> {
         let path = config.path.clone();
         let existed = path.is_dir();
-        std::fs::create_dir_all(&path)
-            .map_err(|e| io_err(&path, "cannot create the data directory", e))?;
+        let disk = |what: &str, e: std::io::Error| {
+            if StoreError::is_disk_full(&e) {
+                StoreError::DiskFull(format!(
+                    "{what} ({}): {e}; free space on that file system, then start the server again",
+                    path.display()
+                ))
+            } else {
+                io_err(&path, what, e)
+            }
+        };
+        std::fs::create_dir_all(&path).map_err(|e| disk("cannot create the data directory", e))?;
+        prepare_data_dir(&path)?;
+        let sled_err = |what: &str, e: sled::Error| sled_open_err(&path, what, e);
         let db = sled::Config::new()
             .path(&path)
             .cache_capacity(config.sled_cache_bytes)
             .flush_every_ms(config.sled_flush_every_ms)
             .open()
-            .map_err(|e| {
-                io_err(
-                    &path,
-                    "cannot open the sled database (is another server using this data directory?)",
-                    e,
-                )
-            })?;
+            .map_err(|e| sled_err("cannot open the sled database", e))?;
         let games = db
             .open_tree(GAMES_TREE)
-            .map_err(|e| io_err(&path, "cannot open the games tree", e))?;
+            .map_err(|e| sled_err("cannot open the games tree", e))?;
         let meta = db
             .open_tree(META_TREE)
-            .map_err(|e| io_err(&path, "cannot open the meta tree", e))?;
+            .map_err(|e| sled_err("cannot open the meta tree", e))?;
         match meta
             .get(LAYOUT_KEY)
-            .map_err(|e| io_err(&path, "cannot read the layout marker", e))?
+            .map_err(|e| sled_err("cannot read the layout marker", e))?
         {
             Some(v) if v.as_ref() == [LAYOUT_VERSION] => {}
             Some(v) => {
@@ -306,14 +488,14 @@ impl SledStore {
             }
             None => {
                 meta.insert(LAYOUT_KEY, &[LAYOUT_VERSION])
-                    .map_err(|e| io_err(&path, "cannot write the layout marker", e))?;
+                    .map_err(|e| sled_err("cannot write the layout marker", e))?;
             }
         }
         // Everything sled created (db, conf, snapshots) and the marker, durable now.
         db.flush()
-            .map_err(|e| io_err(&path, "cannot flush the database", e))?;
+            .map_err(|e| sled_err("cannot flush the database", e))?;
         let mut files = DurableFiles::open(&path)?;
-        files.sync_everything().map_err(StoreError::Io)?;
+        files.sync_everything()?;
         // A directory created just now is an entry in its parent: make that durable too.
         if !existed && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             File::open(parent)
@@ -325,6 +507,7 @@ impl SledStore {
         Ok(SledStore {
             shared: Arc::new(Shared {
                 path,
+                fault: commit.faults(),
                 games,
                 encoders: EncoderCache::new(config.encoder_cache_games),
                 writing: (0..WRITE_STRIPES).map(|_| Mutex::new(())).collect(),
@@ -417,12 +600,12 @@ impl SledStore {
         {
             let _writing = self.shared.writing(&meta.id);
             let cached = self.shared.encoders.take(&meta.id);
-            let (record, cached) = self.encode(meta, game, cached)?;
+            let (record, cached) = self.encode(meta, game, cached, 0)?;
             let swapped = self
                 .shared
                 .games
                 .compare_and_swap(meta.id.as_bytes(), None as Option<&[u8]>, Some(record))
-                .map_err(|e| self.shared.sled_err(&meta.id, e))?;
+                .map_err(|e| self.write_failed(&meta.id, e))?;
             if swapped.is_err() {
                 return Err(StoreError::AlreadyExists {
                     id: meta.id.clone(),
@@ -472,11 +655,11 @@ impl SledStore {
                     });
                 }
             }
-            let (record, cached) = self.encode(meta, game, cached)?;
+            let (record, cached) = self.encode(meta, game, cached, expected.unwrap_or(0))?;
             self.shared
                 .games
                 .insert(meta.id.as_bytes(), record)
-                .map_err(|e| self.shared.sled_err(&meta.id, e))?;
+                .map_err(|e| self.write_failed(&meta.id, e))?;
             self.shared.encoders.put(&meta.id, cached);
         }
         self.ticket()
@@ -495,20 +678,37 @@ impl SledStore {
         self.commit.wait_blocking()
     }
 
+    /// A write sled refused: sled may have applied it in memory, or failed to write its
+    /// log, so what it holds and what is on disk are unknown. The store stops (fail-stop:
+    /// see [`GroupCommit::fail`]) and a handle on sled is leaked, so that no drop flushes
+    /// what was never acknowledged (see [`sync_fn`]). A full disk is answered as such.
+    fn write_failed(&self, id: &str, e: sled::Error) -> StoreError {
+        let err = match e {
+            sled::Error::Io(io) => file_err("sled write", &self.shared.path, &io),
+            e => self.shared.sled_err(id, e),
+        };
+        self.commit
+            .fail(format!("a write of game '{id}' failed: {err}"));
+        std::mem::forget(self.shared.games.clone());
+        match err {
+            e @ StoreError::DiskFull(_) => e,
+            e => StoreError::Stopped(format!("a write of game '{id}' failed: {e}")),
+        }
+    }
+
     /// Encodes `game`, reusing `cached` (the encoding of its earlier history) when it
-    /// fits, and returns the record and the encoder to cache.
+    /// fits, and returns the record and the encoder to cache. The events after version
+    /// `since` are the change being written: past the history limit it is refused unless
+    /// it ends the game or only offers or answers a draw (see
+    /// [`codec::check_history_room`]).
     fn encode(
         &self,
         meta: &GameMeta,
         game: &Match,
         cached: Option<CachedEncoder>,
+        since: u64,
     ) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
-        let internal = |e: codec::CodecError| {
-            StoreError::Io(format!(
-                "internal error: cannot store game '{}': {e}",
-                meta.id
-            ))
-        };
+        let internal = |e: codec::CodecError| codec::store_error(&meta.id, e);
         let mut cached = match cached {
             Some(c)
                 if c.variant == meta.variant
@@ -530,14 +730,21 @@ impl SledStore {
         cached.encoder.sync(game).map_err(internal)?;
         cached.version = game.version();
         let record = codec::encode_record(meta, &cached.encoder).map_err(internal)?;
+        codec::check_history_room(record.len(), game, since).map_err(internal)?;
         Ok((record, cached))
     }
 }
 
 impl Shared {
+    /// Refuses once the store is closed, or stopped by a fault: after a failed sync or
+    /// write sled may hold changes in memory that are not durable, so nothing is read
+    /// from it any more either.
     fn check_open(&self) -> Result<(), StoreError> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(StoreError::Closed);
+        }
+        if let Some(fault) = self.fault.borrow().clone() {
+            return Err(fault);
         }
         Ok(())
     }
@@ -676,6 +883,10 @@ impl GameStore for SledStore {
             self.shared.check_open()?;
             self.commit.full_ticket()?.wait().await
         })
+    }
+
+    fn fault(&self) -> Option<tokio::sync::watch::Receiver<Option<StoreError>>> {
+        Some(self.commit.faults())
     }
 }
 

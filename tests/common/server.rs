@@ -174,6 +174,21 @@ impl Server {
 }
 
 impl Server {
+    /// Waits (at most `limit`) for the process to exit by itself; its exit status, or
+    /// `None` if it is still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Kills the process with SIGKILL (no shutdown, no flush) and reaps it.
     pub fn kill9(&mut self) {
         let _ = self.child.kill();

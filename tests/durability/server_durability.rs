@@ -446,6 +446,14 @@ async fn client_loop(
                     log(format!("ACK {id}"));
                     acks.fetch_add(1, Ordering::Relaxed);
                 }
+                // A side offers at most once per move of its own: this side offered
+                // already, and has not moved since.
+                Err(s)
+                    if definitive(&s) && server::error_info(&s).reason == "DRAW_OFFER_TOO_SOON" =>
+                {
+                    log(format!("FAIL {id}"));
+                    continue;
+                }
                 Err(s) if definitive(&s) => panic!("offer on {id} refused: {s:?}"),
                 Err(_) => return,
             }

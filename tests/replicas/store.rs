@@ -107,3 +107,56 @@ async fn the_sweep_records_a_fallen_flag_once() {
     // Over: no deadline left to sweep.
     assert!(a.sweep_flags(now_ms(), 10).await.expect("sweep").is_empty());
 }
+
+/// The history limit holds on the shared store too (the same record and the same check
+/// as the embedded store): a move past it is refused, an ending is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_history_refuses_moves_but_not_endings() {
+    use chess_service::rules::Color;
+    use chess_service::store::codec::{self, HISTORY_LIMIT};
+    let Some(pg) = Pg::start("store_history").await else {
+        return;
+    };
+    let store = open(&pg).await;
+    let m = meta("full", now_ms());
+    let mut game = Match::untimed(Position::new());
+    loop {
+        let len = codec::encode(&m, &game).expect("encodes").len();
+        if len + 8 > HISTORY_LIMIT {
+            break;
+        }
+        for _ in 0..(HISTORY_LIMIT - len) / 4 + 1 {
+            game.play(0, None, "e4").expect("legal");
+            game.undo(0, None).expect("a take-back");
+        }
+    }
+    store.create(&m, &game).await.expect("create");
+    let stored = game.version();
+    let mut moved = game.clone();
+    while codec::encode(&m, &moved).expect("encodes").len() <= HISTORY_LIMIT {
+        moved.play(0, None, "e4").expect("legal");
+        moved.undo(0, None).expect("a take-back");
+    }
+    match store.save(&m, &moved, stored).await {
+        Err(StoreError::HistoryFull { id, limit, .. }) => {
+            assert_eq!((id.as_str(), limit), ("full", HISTORY_LIMIT));
+        }
+        other => panic!("want HistoryFull, got {other:?}"),
+    }
+    assert_eq!(
+        store.stored_version("full").await.expect("version"),
+        Some(stored)
+    );
+    moved.resign(0, Color::White).expect("resign");
+    store
+        .save(&m, &moved, stored)
+        .await
+        .expect("an ending fits");
+    let loaded = store.load("full").await.expect("load").expect("present");
+    assert_eq!(
+        loaded.game.status(),
+        Status::Resignation {
+            winner: Color::Black
+        }
+    );
+}

@@ -335,3 +335,39 @@ fn unreachable_positions_with_many_moves_are_handled() {
             .sum::<u64>()
     );
 }
+
+/// The move counters saturate instead of wrapping: a FEN may give any number up to
+/// u32::MAX, and the move after it neither wraps to 0 nor loses its exact take-back.
+#[test]
+fn move_counters_saturate_at_their_largest_value() {
+    let last = pos("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 4294967295 4294967295");
+    for &m in last.legal_moves().iter() {
+        let mut p = last;
+        let undo = p.play(m);
+        assert_eq!(p.fullmoves(), u32::MAX, "{}", last.uci(m));
+        assert!(p.halfmoves() == u32::MAX || p.halfmoves() == 0);
+        p.undo(m, undo);
+        assert_eq!(p, last, "{}", last.uci(m));
+    }
+    let mut game = Game::new(pos(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 4294967295",
+    ));
+    game.play(game.position().parse_move("e5").unwrap())
+        .unwrap();
+    game.play(game.position().parse_move("Nf3").unwrap())
+        .unwrap();
+    assert!(
+        game.position().to_fen().ends_with(" 4294967295"),
+        "{}",
+        game.position().to_fen()
+    );
+    // One below the largest: the next black move reaches it, and its take-back leaves it.
+    let below = pos("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 4294967294");
+    for &m in below.legal_moves().iter() {
+        let mut p = below;
+        let undo = p.play(m);
+        assert_eq!(p.fullmoves(), u32::MAX);
+        p.undo(m, undo);
+        assert_eq!(p, below);
+    }
+}

@@ -151,6 +151,19 @@ async fn draw_by_agreement_and_an_offer_that_lapses() {
         (status(&g), g.draw_offered_by),
         (pb::GameStatus::InProgress, 0)
     );
+    // A side offers at most once per move of its own (FIDE 9.1.2.1): black must move
+    // before it offers again, and so must white, whose offer lapsed.
+    let again = c.offer_draw(offer("agree", BLACK)).await;
+    let s = expect_error(again, Code::FailedPrecondition, "DRAW_OFFER_TOO_SOON");
+    assert!(
+        s.message().contains("after your next move"),
+        "{}",
+        s.message()
+    );
+    let again = c.offer_draw(offer("agree", WHITE)).await;
+    expect_error(again, Code::FailedPrecondition, "DRAW_OFFER_TOO_SOON");
+    play(&mut c, "agree", "Nf3").await;
+    play(&mut c, "agree", "Nc6").await;
     c.offer_draw(offer("agree", BLACK)).await.expect("offer");
     let g = c
         .respond_to_draw(respond("agree", WHITE, true))

@@ -411,3 +411,52 @@ fn order_key_is_the_order_of_legal_moves_sorted() {
     }
     assert!(positions > 60_000);
 }
+
+/// Past the history limit, only a change that ends the game, or only offers or answers a
+/// draw, is written; below it, everything.
+#[test]
+fn past_the_history_limit_only_endings_and_offers_are_written() {
+    use chess_service::rules::Color;
+    use codec::{HISTORY_LIMIT, check_history_room};
+    let over = HISTORY_LIMIT + 1;
+    let mut m = Match::untimed(Position::new());
+    m.play(0, None, "e4").unwrap();
+    let moved = m.version();
+    assert_eq!(check_history_room(HISTORY_LIMIT, &m, 0), Ok(()));
+    assert_eq!(
+        check_history_room(over, &m, moved - 1),
+        Err(CodecError::HistoryFull { len: over }),
+        "a move"
+    );
+    m.undo(0, None).unwrap();
+    assert_eq!(
+        check_history_room(over, &m, moved),
+        Err(CodecError::HistoryFull { len: over }),
+        "a take-back"
+    );
+    let before_offers = m.version();
+    m.offer_draw(0, Color::White).unwrap();
+    m.respond_to_draw(0, Color::Black, false).unwrap();
+    assert_eq!(
+        check_history_room(over, &m, before_offers),
+        Ok(()),
+        "offers"
+    );
+    assert_eq!(
+        check_history_room(over, &m, 0),
+        Err(CodecError::HistoryFull { len: over }),
+        "offers together with moves"
+    );
+    let before_end = m.version();
+    m.resign(0, Color::White).unwrap();
+    assert_eq!(
+        check_history_room(over, &m, before_end),
+        Ok(()),
+        "an ending"
+    );
+    assert_eq!(
+        check_history_room(over, &m, 0),
+        Ok(()),
+        "any change that ends it"
+    );
+}

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chess_service::lifecycle::Match;
-use chess_service::rules::{Game, Position, Variant, chess960};
+use chess_service::rules::{Color, Game, Position, Variant, chess960};
 use chess_service::store::{
     Durability, GameMeta, LoadedGame, SledConfig, SledStore, Start, StoreError,
 };
@@ -334,6 +334,92 @@ fn open_refuses_a_busy_directory_and_a_newer_layout() {
         panic!("a newer layout must be refused")
     };
     assert!(msg.contains("newer build"), "{msg}");
+}
+
+/// A start stopped by a full disk can leave a snapshot sled was writing
+/// (`snap.*.generating`, 0 bytes); sled 0.34.7 would read it as the latest snapshot and
+/// refuse every later start ("Read corrupted data"). The store removes it at open, under
+/// the directory's lock, and keeps every game.
+#[test]
+fn an_interrupted_snapshot_does_not_stop_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (meta, game) = new_game(0);
+    {
+        let store = open(dir.path(), Durability::Fsync);
+        store.create(&meta, &moves_of(&game)).unwrap();
+        store.flush().unwrap();
+    }
+    let leftover = dir.path().join("snap.FFFFFFFFFFFFFFFF.generating");
+    std::fs::write(&leftover, b"").unwrap();
+    let store = open(dir.path(), Durability::Fsync);
+    assert!(!leftover.exists(), "the interrupted snapshot is removed");
+    assert!(store.load(&meta.id).unwrap().is_some());
+    // Without the clean-up, sled itself refuses the directory: the case is real.
+    drop(store);
+    std::fs::write(&leftover, b"").unwrap();
+    let refused = sled::Config::new().path(dir.path()).open();
+    assert!(
+        refused.is_err(),
+        "sled 0.34.7 reads the leftover as a snapshot"
+    );
+}
+
+/// A change that does not end the game stops short of the hard record limit; the room
+/// above is the endings'.
+#[test]
+fn a_full_history_refuses_moves_but_not_endings() {
+    use chess_service::store::codec::{self, HISTORY_LIMIT, MAX_RECORD_LEN};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::Flush);
+    let (meta, _) = new_game(0);
+    let meta = GameMeta {
+        start: Start::Standard,
+        variant: Variant::Standard,
+        ..meta
+    };
+    // Play and take back until the record is just below the limit.
+    let mut m = Match::untimed(Position::new());
+    loop {
+        let len = codec::encode(&meta, &m).unwrap().len();
+        if len + 8 > HISTORY_LIMIT {
+            break;
+        }
+        for _ in 0..(HISTORY_LIMIT - len) / 4 + 1 {
+            m.play(0, None, "e4").unwrap();
+            m.undo(0, None).unwrap();
+        }
+    }
+    store.create(&meta, &m).unwrap();
+    // One more cycle than fits is refused, and leaves the stored game as it was.
+    let mut moved = m.clone();
+    while codec::encode(&meta, &moved).unwrap().len() <= HISTORY_LIMIT {
+        moved.play(0, None, "e4").unwrap();
+        moved.undo(0, None).unwrap();
+    }
+    let refused = store.save(&meta, &moved).err();
+    let Some(StoreError::HistoryFull { len, limit, .. }) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        len > HISTORY_LIMIT && limit == HISTORY_LIMIT,
+        "{len} {limit}"
+    );
+    store.flush().unwrap();
+    assert_eq!(
+        store.load(&meta.id).unwrap().unwrap().game.version(),
+        m.version()
+    );
+    // The same history ended (after an offer and its refusal) is accepted.
+    let mut ended = moved.clone();
+    ended.offer_draw(0, Color::White).unwrap();
+    ended.respond_to_draw(0, Color::Black, false).unwrap();
+    ended.resign(0, Color::Black).unwrap();
+    assert!(codec::encode(&meta, &ended).unwrap().len() <= MAX_RECORD_LEN);
+    store.save(&meta, &ended).unwrap();
+    store.flush().unwrap();
+    let loaded = store.load(&meta.id).unwrap().unwrap();
+    assert!(loaded.game.status().is_over());
+    assert_eq!(loaded.game.version(), ended.version());
 }
 
 /// The cached encoding never outlives a change it did not see: saves of one game from

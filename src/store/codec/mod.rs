@@ -39,10 +39,67 @@ pub(crate) use record::{RecordEncoder, check_start, encode_record};
 /// The record format this build writes, and the newest it reads.
 pub const FORMAT_VERSION: u8 = 1;
 
-/// Records larger than this are refused when written. A 600-ply game takes about 500
-/// bytes; the limit keeps every record far below sled's blob threshold (about 128 KiB),
-/// so sled never writes a record to a separate blob file.
-pub const MAX_RECORD_LEN: usize = 64 * 1024;
+/// A game still going is refused a change that would take its record past this many
+/// bytes, unless the change only offers or answers a draw (FAILED_PRECONDITION,
+/// `HISTORY_FULL`). Only moves and take-backs fill a history this far (a side offers a
+/// draw at most once per move of its own): about 40,000 take-backs of a move. It is the
+/// hard limit of earlier builds, so a game they filled can still be ended.
+pub const HISTORY_LIMIT: usize = 64 * 1024;
+
+/// The room kept above [`HISTORY_LIMIT`] for what may follow a full history: at most
+/// two draw offers and their answers (no move fits any more, so no side can offer
+/// twice) and the ending (at most a lapse, the announced move and the claim), so that a
+/// resignation, a flag fall or an agreed or claimed draw is always accepted. Each such
+/// event takes under 2 bytes of log plus, in a timed game, a time varint of at most 10
+/// bytes: under 100 bytes in all, so 2 KiB is ample.
+pub const ENDING_ROOM: usize = 2 * 1024;
+
+/// Records larger than this are refused when written (the hard limit). A 600-ply game
+/// takes about 500 bytes; the limit keeps every record far below sled's blob threshold
+/// (about 128 KiB: a segment of 512 KiB over 4), so sled never writes a record to a
+/// separate blob file on its own.
+pub const MAX_RECORD_LEN: usize = HISTORY_LIMIT + ENDING_ROOM;
+
+/// Refuses a record of `len` bytes for `game` past [`HISTORY_LIMIT`] when `game` is
+/// still going and the events after version `since` include a move or a take-back
+/// (what the caller's change appended). Both stores call it on the record they are
+/// about to write.
+pub fn check_history_room(
+    len: usize,
+    game: &crate::lifecycle::Match,
+    since: u64,
+) -> Result<(), CodecError> {
+    use crate::lifecycle::Event;
+    if len <= HISTORY_LIMIT || game.status().is_over() {
+        return Ok(());
+    }
+    let appended = game
+        .log()
+        .get(usize::try_from(since).unwrap_or(usize::MAX)..)
+        .unwrap_or_default();
+    let offers_only = !appended.is_empty()
+        && appended
+            .iter()
+            .all(|e| matches!(e.event, Event::DrawOffered(_) | Event::DrawDeclined));
+    if offers_only {
+        return Ok(());
+    }
+    Err(CodecError::HistoryFull { len })
+}
+
+/// The store's error for a record of game `id` that cannot be written: a full history
+/// is [`super::StoreError::HistoryFull`] (the caller's change is refused), anything else
+/// a bug ([`super::StoreError::Io`]).
+pub fn store_error(id: &str, e: CodecError) -> super::StoreError {
+    match e {
+        CodecError::HistoryFull { len } => super::StoreError::HistoryFull {
+            id: id.to_string(),
+            len,
+            limit: HISTORY_LIMIT,
+        },
+        e => super::StoreError::Io(format!("internal error: cannot store game '{id}': {e}")),
+    }
+}
 
 /// Why a record could not be written or read. Every decoding variant means the stored
 /// bytes cannot be trusted: the store answers DATA_LOSS for that game.
@@ -195,6 +252,15 @@ pub enum CodecError {
         ply: usize,
         /// The move.
         mv: String,
+    },
+    /// Encoding: a change that does not end the game would take the record past
+    /// [`HISTORY_LIMIT`] (see [`check_history_room`]).
+    #[error(
+        "the history is full: the record would be {len} bytes, above the {HISTORY_LIMIT}-byte limit for changes that do not end the game"
+    )]
+    HistoryFull {
+        /// The record's length.
+        len: usize,
     },
     /// Encoding: the record would exceed [`MAX_RECORD_LEN`].
     #[error(
