@@ -166,6 +166,11 @@ pub trait GameStore: Send + Sync + 'static {
     fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
         None
     }
+    /// The group commit's counters (commits, syncs, their time), for metrics (`None`: the
+    /// store has no group commit of its own; a database keeps its own statistics).
+    fn commit_stats(&self) -> Option<GroupCommitStats> {
+        None
+    }
 }
 
 /// A store that keeps games in memory only, for tests: nothing survives the process.

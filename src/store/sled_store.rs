@@ -677,6 +677,10 @@ impl GameStore for SledStore {
             self.commit.full_ticket()?.wait().await
         })
     }
+
+    fn commit_stats(&self) -> Option<GroupCommitStats> {
+        Some(self.commit.stats())
+    }
 }
 
 // ---- the encoder cache ------------------------------------------------------------------
