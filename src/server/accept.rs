@@ -154,7 +154,7 @@ where
             let handshake = handshake.clone();
             tokio::spawn(async move {
                 let started = tokio::time::timeout(limits.handshake_timeout, async {
-                    let mut io = handshake(stream).await?;
+                    let mut io = (*handshake)(stream).await?;
                     let mut preface = [0u8; PREFACE.len()];
                     io.read_exact(&mut preface).await?;
                     Ok::<_, io::Error>((io, preface))
@@ -260,6 +260,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Conn<IO> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncReadExt;
 
     #[test]
     fn descriptor_exhaustion_is_told_apart() {

@@ -45,6 +45,11 @@ pub struct OpsConfig {
     /// picks a free port, logged as `metrics on ADDR`). Off when not set.
     #[arg(long, env = "CHESS_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<String>,
+    /// Export the span of every call over OTLP/gRPC to this collector
+    /// (`http://collector:4317`); a call with a W3C `traceparent` continues the caller's
+    /// trace. Off when not set.
+    #[arg(long, env = "CHESS_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The longest time limit taken as given (a year): beyond it, time arithmetic could

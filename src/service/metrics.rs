@@ -335,7 +335,12 @@ impl Metrics {
 
     fn record_end(&self, method: usize, code: usize, start: Instant) {
         let m = &self.methods[method];
-        let code = code.min(GO_CODE_NAMES.len() - 1);
+        // A number gRPC does not define counts as Unknown.
+        let code = if code < GO_CODE_NAMES.len() {
+            code
+        } else {
+            UNKNOWN
+        };
         m.handled[code]
             .get_or_init(|| {
                 let [t, s, n] = m.labels;

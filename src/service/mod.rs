@@ -30,6 +30,7 @@ mod perft;
 mod process_stats;
 pub mod shed;
 mod start;
+pub mod trace_context;
 pub mod validate;
 mod views;
 mod watch;
@@ -165,8 +166,9 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Perft handles its own deadline, so the generic one is not set.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
+        let parent = trace_context::parent_of(&request);
         let req = request.into_inner();
-        self.call("Perft", &caller, "", None, self.perft(req, deadline))
+        self.call("Perft", &caller, "", None, parent, self.perft(req, deadline))
             .await
     }
 

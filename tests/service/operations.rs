@@ -1,6 +1,6 @@
 //! Operations against the real binary: connections (a bound, a deadline to start HTTP/2,
-//! HTTP/2 SETTINGS, running out of descriptors), load shedding, perft's time limit, and
-//! the Prometheus metrics.
+//! HTTP/2 SETTINGS, running out of descriptors), load shedding, perft's time limit, the
+//! Prometheus metrics, and OTLP traces to an in-test collector.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -8,6 +8,12 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use chess_service::pb;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tonic::Code;
@@ -594,4 +600,88 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A collector that hands every OTLP export it receives to the test.
+struct Collector(tokio::sync::mpsc::UnboundedSender<ExportTraceServiceRequest>);
+
+#[tonic::async_trait]
+impl TraceService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let _ = self.0.send(request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test]
+async fn a_call_with_a_traceparent_is_exported_over_otlp_in_the_callers_trace() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a collector port");
+    let collector = listener.local_addr().expect("its address");
+    let (tx, mut exports) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(TraceServiceServer::new(Collector(tx)))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let data = tempfile::tempdir().expect("a data directory");
+    let endpoint = format!("http://{collector}");
+    let server = Server::start_with(
+        data.path(),
+        &["--otlp-endpoint", &endpoint],
+        // Export batches every 100 ms rather than every 5 s.
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let mut client = server.client().await;
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let mut request = tonic::Request::new(named("traced"));
+    request.metadata_mut().insert(
+        "traceparent",
+        format!("00-{trace_id}-{caller_span}-01")
+            .parse()
+            .expect("a metadata value"),
+    );
+    client.new_game(request).await.expect("NewGame");
+    // A call without one starts a trace of its own.
+    client
+        .get_game(get_request("traced"))
+        .await
+        .expect("GetGame");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    let (mut continued, mut own) = (None, None);
+    while continued.is_none() || own.is_none() {
+        let export = tokio::time::timeout_at(deadline, exports.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no exported call span in 20 s; spans seen: {seen:?}"))
+            .expect("the collector runs");
+        for span in export
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .flat_map(|s| &s.spans)
+        {
+            let ids = (hex(&span.trace_id), hex(&span.parent_span_id));
+            seen.push((span.name.clone(), ids.0.clone(), ids.1.clone()));
+            if span.name == "rpc" && ids.0 == trace_id {
+                continued = Some(ids);
+            } else if span.name == "rpc" {
+                own = Some(ids);
+            }
+        }
+    }
+    let (_, parent) = continued.expect("the NewGame span");
+    assert_eq!(parent, caller_span, "the call's span is a child of the caller's");
+    let (other_trace, _) = own.expect("the GetGame span");
+    assert_ne!(other_trace, trace_id);
 }
