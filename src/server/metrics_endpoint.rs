@@ -32,9 +32,11 @@ pub async fn serve(listener: TcpListener, metrics: &'static Metrics) {
             }
         };
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| async move {
-                Ok::<_, Infallible>(answer(&request, metrics))
-            });
+            let service = hyper::service::service_fn(
+                move |request: hyper::Request<hyper::body::Incoming>| async move {
+                    Ok::<_, Infallible>(answer(&request, metrics))
+                },
+            );
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
             let _ = tokio::time::timeout(CONNECTION_LIMIT, connection).await;
         });

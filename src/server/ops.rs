@@ -19,7 +19,11 @@ pub struct OpsConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_secs: u64,
     /// HTTP/2 keepalive: the server pings an idle connection this often (0: never).
-    #[arg(long, env = "CHESS_HTTP2_KEEPALIVE_INTERVAL_SECS", default_value_t = 60)]
+    #[arg(
+        long,
+        env = "CHESS_HTTP2_KEEPALIVE_INTERVAL_SECS",
+        default_value_t = 60
+    )]
     pub http2_keepalive_interval_secs: u64,
     /// HTTP/2 keepalive: a connection whose ping is not answered within this many
     /// seconds is closed.

@@ -15,7 +15,13 @@ pub struct Traces(SdkTracerProvider);
 /// inside the Tokio runtime (the exporter's channel connects lazily on it).
 pub fn layer<S>(
     endpoint: &str,
-) -> Result<(impl tracing_subscriber::Layer<S> + Send + Sync + 'static, Traces), String>
+) -> Result<
+    (
+        impl tracing_subscriber::Layer<S> + Send + Sync + 'static,
+        Traces,
+    ),
+    String,
+>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
 {

@@ -103,7 +103,7 @@ type ReasonLabel = [(&'static str, &'static str); 1];
 type HistogramFamily = Family<MethodLabels, Histogram, fn() -> Histogram>;
 
 fn handling_histogram() -> Histogram {
-    Histogram::new(HANDLING_BUCKETS.into_iter())
+    Histogram::new(HANDLING_BUCKETS)
 }
 
 /// One method's series, created on first use and kept, so that recording a call costs
@@ -168,10 +168,7 @@ static METRICS: OnceLock<Metrics> = OnceLock::new();
 /// Turns metrics on for this process (idempotent) and sets what they read at a scrape.
 pub fn enable(sources: Sources) -> &'static Metrics {
     let metrics = METRICS.get_or_init(Metrics::new);
-    *metrics
-        .sources
-        .lock()
-        .unwrap_or_else(|p| p.into_inner()) = Some(sources);
+    *metrics.sources.lock().unwrap_or_else(|p| p.into_inner()) = Some(sources);
     metrics
 }
 
@@ -571,7 +568,10 @@ where
             let answer = ready.call(request);
             return Box::pin(async move {
                 let response = answer.await?;
-                Ok(response.map(|body| MetricsBody { inner: body, call: None }))
+                Ok(response.map(|body| MetricsBody {
+                    inner: body,
+                    call: None,
+                }))
             });
         };
         let method = metrics.method(request.uri().path());

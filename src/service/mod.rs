@@ -168,8 +168,15 @@ impl grpc::chess_service_server::ChessService for ChessService {
         let caller = call::caller_of(&request);
         let parent = trace_context::parent_of(&request);
         let req = request.into_inner();
-        self.call("Perft", &caller, "", None, parent, self.perft(req, deadline))
-            .await
+        self.call(
+            "Perft",
+            &caller,
+            "",
+            None,
+            parent,
+            self.perft(req, deadline),
+        )
+        .await
     }
 
     async fn resign(

@@ -115,6 +115,9 @@ mod tests {
             .expect("after 1970")
             .as_secs_f64();
         let start = p.start_time_seconds.expect("a start time");
-        assert!(start <= now + 1.0 && start > now - 86_400.0 * 365.0, "{p:?}");
+        assert!(
+            start <= now + 1.0 && start > now - 86_400.0 * 365.0,
+            "{p:?}"
+        );
     }
 }

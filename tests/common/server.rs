@@ -154,8 +154,8 @@ impl Server {
             .split_whitespace()
             .collect();
         // Fields 14 and 15 (utime, stime), in clock ticks of 1/100 s (USER_HZ).
-        let ticks: u64 = fields[11].parse::<u64>().expect("utime")
-            + fields[12].parse::<u64>().expect("stime");
+        let ticks: u64 =
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
         Duration::from_millis(ticks * 10)
     }
 

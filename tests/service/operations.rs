@@ -3,7 +3,6 @@
 //! Prometheus metrics, and OTLP traces to an in-test collector.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -63,23 +62,23 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
 }
 
 /// A Perft that runs until its deadline.
-fn long_perft(mut client: Client, deadline: Duration) -> impl Future<Output = Code> {
-    async move {
-        let mut request = tonic::Request::new(pb::PerftRequest {
-            depth: 9,
-            ..Default::default()
-        });
-        request.set_timeout(deadline);
-        match client.perft(request).await {
-            Ok(r) => panic!("a depth-9 perft finished early: {:?}", r.into_inner()),
-            Err(status) => status.code(),
-        }
+async fn long_perft(mut client: Client, deadline: Duration) -> Code {
+    let mut request = tonic::Request::new(pb::PerftRequest {
+        depth: 9,
+        ..Default::default()
+    });
+    request.set_timeout(deadline);
+    match client.perft(request).await {
+        Ok(r) => panic!("a depth-9 perft finished early: {:?}", r.into_inner()),
+        Err(status) => status.code(),
     }
 }
 
 /// `GET /metrics` from `addr`: the body.
 async fn scrape(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.expect("connects to /metrics");
+    let mut stream = TcpStream::connect(addr)
+        .await
+        .expect("connects to /metrics");
     stream
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
         .await
@@ -105,9 +104,14 @@ type Samples = HashMap<(String, Vec<(String, String)>), f64>;
 
 fn parse_samples(text: &str) -> Samples {
     let mut samples = Samples::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let (series, value) = line.rsplit_once(' ').expect("a sample and its value");
-        let value: f64 = value.parse().unwrap_or_else(|_| panic!("a number in {line}"));
+        let value: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("a number in {line}"));
         let (name, labels) = match series.split_once('{') {
             None => (series.to_string(), Vec::new()),
             Some((name, rest)) => {
@@ -209,7 +213,9 @@ async fn calls_beyond_max_in_flight_are_shed_with_overloaded_and_health_is_never
         refused_at.elapsed()
     );
     assert_eq!(
-        health(&server).await.expect("health answers while overloaded"),
+        health(&server)
+            .await
+            .expect("health answers while overloaded"),
         ServingStatus::Serving
     );
     assert!(
@@ -224,8 +230,12 @@ async fn calls_beyond_max_in_flight_are_shed_with_overloaded_and_health_is_never
         "shed calls are counted as handled with ResourceExhausted"
     );
     assert!(
-        sample(&samples, "chess_refusals_total", &[("reason", "OVERLOADED")])
-            .is_some_and(|n| n >= 2.0)
+        sample(
+            &samples,
+            "chess_refusals_total",
+            &[("reason", "OVERLOADED")]
+        )
+        .is_some_and(|n| n >= 2.0)
     );
     assert_eq!(
         sample(&samples, "chess_calls_in_flight", &[]),
@@ -264,7 +274,10 @@ async fn a_perft_without_a_deadline_stops_at_perft_max_seconds() {
         took >= Duration::from_millis(900) && took < Duration::from_secs(10),
         "stopped after {took:?}"
     );
-    assert!(status.message().contains("--perft-max-seconds"), "{status:?}");
+    assert!(
+        status.message().contains("--perft-max-seconds"),
+        "{status:?}"
+    );
     assert_eq!(
         error_info(&status)
             .metadata
@@ -273,12 +286,13 @@ async fn a_perft_without_a_deadline_stops_at_perft_max_seconds() {
         Some("1")
     );
     // The count stopped and freed its slot: two perfts at once run again.
+    let (mut one, mut two) = (client.clone(), client.clone());
     let (a, b) = tokio::join!(
-        client.clone().perft(pb::PerftRequest {
+        one.perft(pb::PerftRequest {
             depth: 3,
             ..Default::default()
         }),
-        client.clone().perft(pb::PerftRequest {
+        two.perft(pb::PerftRequest {
             depth: 4,
             ..Default::default()
         })
@@ -293,7 +307,10 @@ async fn a_perft_without_a_deadline_stops_at_perft_max_seconds() {
     request.set_timeout(Duration::from_millis(300));
     let status = client.perft(request).await.expect_err("past its deadline");
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
-    assert!(!status.message().contains("--perft-max-seconds"), "{status:?}");
+    assert!(
+        !status.message().contains("--perft-max-seconds"),
+        "{status:?}"
+    );
 }
 
 #[tokio::test]
@@ -318,7 +335,11 @@ async fn a_connection_that_never_starts_http2_is_closed_after_the_handshake_time
         .expect("sends");
     let start = Instant::now();
     assert!(closed_within(&mut http1, Duration::from_secs(10)).await);
-    assert!(start.elapsed() < Duration::from_millis(900), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        start.elapsed()
+    );
     // A gRPC client, which starts HTTP/2 at once, is served, also after idling longer
     // than the handshake timeout.
     let mut client = server.client().await;
@@ -345,7 +366,11 @@ async fn connections_beyond_max_connections_are_closed_at_once() {
         closed_within(&mut third, Duration::from_secs(5)).await,
         "a third connection is served beyond --max-connections 2"
     );
-    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(
         server
             .wait_for_log("--max-connections", Duration::from_secs(5))
@@ -363,15 +388,25 @@ async fn connections_beyond_max_connections_are_closed_at_once() {
     drop(second);
     let start = Instant::now();
     loop {
-        let mut fresh = server.client().await;
-        match fresh.get_game(get_request("max-conn")).await {
+        let answer = match tonic::transport::Channel::from_shared(server.url())
+            .expect("valid url")
+            .connect()
+            .await
+        {
+            Ok(channel) => Client::new(channel)
+                .get_game(get_request("max-conn"))
+                .await
+                .map_err(|status| format!("{status:?}")),
+            Err(e) => Err(e.to_string()),
+        };
+        match answer {
             Ok(game) => {
                 assert_eq!(game.into_inner().game.expect("a game").ply, 1);
                 break;
             }
-            Err(status) => assert!(
+            Err(why) => assert!(
                 start.elapsed() < Duration::from_secs(5),
-                "no room after a connection closed: {status:?}"
+                "no room after a connection closed: {why}"
             ),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -435,7 +470,10 @@ async fn out_of_descriptors_the_accept_loop_backs_off_logs_and_recovers() {
         .iter()
         .filter(|l| l.contains("cannot accept connections"))
         .count();
-    assert!(warnings <= 2, "{warnings} warnings in about 4 s: not rate-limited");
+    assert!(
+        warnings <= 2,
+        "{warnings} warnings in about 4 s: not rate-limited"
+    );
 
     // Once the sockets close, the server serves again: health, a read, a durable write.
     drop(idle);
@@ -491,7 +529,10 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
     for _ in 0..2 {
         client.legal_moves(by_fen()).await.expect("LegalMoves");
     }
-    assert_eq!(health(&server).await.expect("health"), ServingStatus::Serving);
+    assert_eq!(
+        health(&server).await.expect("health"),
+        ServingStatus::Serving
+    );
     let mut watch = client
         .watch_game(pb::WatchGameRequest {
             game_id: "metrics".into(),
@@ -500,7 +541,11 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
         .await
         .expect("WatchGame")
         .into_inner();
-    watch.message().await.expect("an event").expect("the creation");
+    watch
+        .message()
+        .await
+        .expect("an event")
+        .expect("the creation");
 
     let text = scrape(&addr).await;
     assert!(text.ends_with("# EOF\n"), "OpenMetrics ends with # EOF");
@@ -518,7 +563,10 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
     assert_eq!(handled(&s, CHESS, "Play", "InvalidArgument"), Some(1.0));
     assert_eq!(handled(&s, CHESS, "GetGame", "NotFound"), Some(1.0));
     assert_eq!(handled(&s, CHESS, "LegalMoves", "OK"), Some(2.0));
-    assert_eq!(handled(&s, "grpc.health.v1.Health", "Check", "OK"), Some(1.0));
+    assert_eq!(
+        handled(&s, "grpc.health.v1.Health", "Check", "OK"),
+        Some(1.0)
+    );
     // The open WatchGame stream has started and not ended.
     assert_eq!(
         sample(
@@ -539,7 +587,9 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
         .keys()
         .filter(|(name, labels)| {
             name == "grpc_server_handling_seconds_bucket"
-                && labels.iter().any(|(k, v)| k == "grpc_method" && v == "NewGame")
+                && labels
+                    .iter()
+                    .any(|(k, v)| k == "grpc_method" && v == "NewGame")
         })
         .filter_map(|(_, labels)| labels.iter().find(|(k, _)| k == "le"))
         .filter_map(|(_, le)| le.parse::<f64>().ok())
@@ -566,7 +616,11 @@ async fn metrics_count_every_call_under_the_go_grpc_prometheus_names() {
         Some(1.0)
     );
     assert_eq!(
-        sample(&s, "chess_refusals_total", &[("reason", "INVALID_MOVE_TEXT")]),
+        sample(
+            &s,
+            "chess_refusals_total",
+            &[("reason", "INVALID_MOVE_TEXT")]
+        ),
         Some(1.0)
     );
     assert_eq!(sample(&s, "chess_fen_cache_hits_total", &[]), Some(1.0));
@@ -681,7 +735,10 @@ async fn a_call_with_a_traceparent_is_exported_over_otlp_in_the_callers_trace() 
         }
     }
     let (_, parent) = continued.expect("the NewGame span");
-    assert_eq!(parent, caller_span, "the call's span is a child of the caller's");
+    assert_eq!(
+        parent, caller_span,
+        "the call's span is a child of the caller's"
+    );
     let (other_trace, _) = own.expect("the GetGame span");
     assert_ne!(other_trace, trace_id);
 }
