@@ -233,43 +233,43 @@ impl Metrics {
         let started = Family::<MethodLabels, Counter>::default();
         registry.register(
             "grpc_server_started",
-            "Total number of RPCs started on the server.",
+            "Total number of RPCs started on the server",
             started.clone(),
         );
         let handled = Family::<HandledLabels, Counter>::default();
         registry.register(
             "grpc_server_handled",
-            "Total number of RPCs completed on the server, regardless of success or failure.",
+            "Total number of RPCs completed on the server, regardless of success or failure",
             handled.clone(),
         );
         let handling: HistogramFamily = Family::new_with_constructor(handling_histogram);
         registry.register(
             "grpc_server_handling_seconds",
-            "Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.",
+            "Histogram of response latency (seconds) of gRPC that had been application-level handled by the server",
             handling.clone(),
         );
         let refusals = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "chess_refusals",
-            "Calls answered with an error, by the ErrorInfo reason of the error.",
+            "Calls answered with an error, by the ErrorInfo reason of the error",
             refusals.clone(),
         );
         let connections_refused = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "chess_connections_refused",
-            "Connections the server closed before serving a call, by reason (max_connections, handshake_timeout, not_http2, handshake_failed).",
+            "Connections the server closed before serving a call, by reason (max_connections, handshake_timeout, not_http2, handshake_failed)",
             connections_refused.clone(),
         );
         let accept_errors = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "chess_accept_errors",
-            "Failed accepts of a connection, by kind (out_of_descriptors: EMFILE and the like, which the accept loop backs off from; other).",
+            "Failed accepts of a connection, by kind (out_of_descriptors: EMFILE and the like, which the accept loop backs off from; other)",
             accept_errors.clone(),
         );
         let spectators = Gauge::default();
         registry.register(
             "chess_spectators",
-            "WatchGame streams open now.",
+            "WatchGame streams open now",
             spectators.clone(),
         );
         let sources = Arc::new(Mutex::new(None));
