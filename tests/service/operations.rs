@@ -251,7 +251,12 @@ async fn calls_beyond_max_in_flight_are_shed_with_overloaded_and_health_is_never
     );
     for task in running {
         let code = task.await.expect("the perft task");
-        assert_eq!(code, Code::DeadlineExceeded);
+        // DEADLINE_EXCEEDED from the server, or the client's own timer if it won the
+        // race on a loaded machine: either way the perft ended at its deadline.
+        assert!(
+            matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+            "{code:?}"
+        );
     }
     // With the slots free, calls are served again.
     expect_error(
