@@ -42,6 +42,7 @@ ENV_KEYS = [
     "CHESS_PERFT_MAX_DEPTH",
     "CHESS_PERFT_MAX_CONCURRENT",
     "CHESS_CACHE_GAMES",
+    "CHESS_METRICS_LISTEN",
     "CHESS_TLS_CERT",
     "CHESS_TLS_KEY",
     "CHESS_AUTH_TOKENS",
@@ -136,6 +137,14 @@ class Checker:
         c(any(p.get("containerPort") == PORT and p.get("name") == "grpc" for p in ports), f"container port {PORT} named grpc is missing")
         c(any(p.get("containerPort") == HEALTH_PORT and p.get("name") == "health" for p in ports),
           f"container port {HEALTH_PORT} named health is missing")
+        c(any(p.get("containerPort") == METRICS_PORT and p.get("name") == "metrics" for p in ports),
+          f"container port {METRICS_PORT} named metrics is missing")
+        # Prometheus finds the pod by the usual scrape annotations.
+        notes = spec["template"]["metadata"].get("annotations") or {}
+        c(notes.get("prometheus.io/scrape") == "true"
+          and notes.get("prometheus.io/port") == str(METRICS_PORT)
+          and notes.get("prometheus.io/path") == "/metrics",
+          f"pod template lacks the scrape annotations (prometheus.io/scrape \"true\", port \"{METRICS_PORT}\", path /metrics): {notes}")
 
         for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
             probe = ctr.get(kind)
@@ -196,6 +205,8 @@ class Checker:
                 c(str(data.get(k, "")).isdigit(), f"{k} must be a whole number, is {data.get(k)!r}")
             c(str(data.get("CHESS_HEALTH_LISTEN", "")).endswith(f":{HEALTH_PORT}"),
               f"CHESS_HEALTH_LISTEN must listen on port {HEALTH_PORT}")
+            c(str(data.get("CHESS_METRICS_LISTEN", "")).endswith(f":{METRICS_PORT}"),
+              f"CHESS_METRICS_LISTEN must listen on port {METRICS_PORT}")
             # The files the configuration names come from the Secrets, mounted read-only.
             mounts_by_path = {m["mountPath"]: m for m in ctr.get("volumeMounts") or []}
             vols_by_name = {v["name"]: v for v in pod.get("volumes") or []}
@@ -328,6 +339,9 @@ def mutations(mode: str = "statefulset"):
         ("named probe port", set_(ctr, "livenessProbe", "grpc", "port", "grpc")),
         ("probe on the TLS port", set_(ctr, "readinessProbe", "grpc", "port", PORT)),
         ("no health port", lambda docs: ctr(docs)["ports"].pop(1)),
+        ("no metrics port", lambda docs: ctr(docs)["ports"].pop(2)),
+        ("no scrape annotation", lambda docs: sts(docs)["spec"]["template"]["metadata"]["annotations"].pop("prometheus.io/scrape")),
+        ("metrics off", lambda docs: next(d for d in docs if d["kind"] == "ConfigMap")["data"].pop("CHESS_METRICS_LISTEN")),
         ("tokens Secret not mounted", lambda docs: ctr(docs)["volumeMounts"].pop()),
         ("TLS key outside the Secret", lambda docs: next(d for d in docs if d["kind"] == "ConfigMap")["data"].update(CHESS_TLS_KEY="/tmp/tls.key")),
         ("no NetworkPolicy", lambda docs: docs.remove(next(d for d in docs if d["kind"] == "NetworkPolicy"))),
@@ -385,6 +399,9 @@ def pg_mutations():
         ("no auth tokens", lambda docs: cm(docs).pop("CHESS_AUTH_TOKENS")),
         ("no fsGroup", lambda docs: dep(docs)["spec"]["template"]["spec"]["securityContext"].pop("fsGroup")),
         ("no health port", lambda docs: ctr(docs)["ports"].pop(1)),
+        ("no metrics port", lambda docs: ctr(docs)["ports"].pop(2)),
+        ("scrape annotation on another port", lambda docs: dep(docs)["spec"]["template"]["metadata"]["annotations"].update({"prometheus.io/port": "50051"})),
+        ("metrics off", lambda docs: cm(docs).pop("CHESS_METRICS_LISTEN")),
         ("probe on the TLS port", lambda docs: ctr(docs)["readinessProbe"]["grpc"].update(port=PORT)),
         ("liveness on the TLS port", lambda docs: ctr(docs)["livenessProbe"]["grpc"].update(port=PORT)),
         ("no NetworkPolicy", lambda docs: docs.remove(next(d for d in docs if d["kind"] == "NetworkPolicy"))),

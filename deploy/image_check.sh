@@ -393,6 +393,8 @@ for lit in gen["literals"]:
         v = f"127.0.0.1:{port}"
     if k == "CHESS_HEALTH_LISTEN":
         v = f"127.0.0.1:{health_port}"
+    if k == "CHESS_METRICS_LISTEN":
+        v = "127.0.0.1:0"  # a free loopback port: the host network is shared
     out += ["--env", f"{k}={v}"]
 volumes = {v["name"]: v for v in pod.get("volumes", [])}
 claims = {t["metadata"]["name"] for t in sts["spec"].get("volumeClaimTemplates", [])}

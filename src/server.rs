@@ -12,7 +12,6 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_stream::StreamExt as _;
 use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 use tonic_health::ServingStatus;
 
@@ -20,12 +19,19 @@ use crate::pb;
 use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::service::auth::{self, AuthLayer};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
+use crate::service::metrics::{self, MetricsLayer};
+use crate::service::shed::{InFlight, ShedLayer};
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};
 
+pub mod accept;
+mod metrics_endpoint;
+mod ops;
 mod security;
 pub mod tls;
+pub mod traces;
 
+pub use ops::OpsConfig;
 pub use security::SecurityConfig;
 
 /// The name health checks use for the chess service.
@@ -104,6 +110,9 @@ pub struct Config {
     /// TLS, tokens, quotas, reflection, the plaintext health port.
     #[command(flatten)]
     pub security: SecurityConfig,
+    /// Connections, load shedding, perft's time limit, metrics.
+    #[command(flatten)]
+    pub ops: OpsConfig,
 }
 
 /// Why the server could not start or stop cleanly.
@@ -152,22 +161,48 @@ pub enum ServerError {
     Tls(tls::TlsError),
 }
 
-/// Sets up logging to stdout: `RUST_LOG` levels (default `info`), text or JSON lines.
-pub fn init_logging(format: LogFormat) {
+/// Sets up logging to stdout: `RUST_LOG` levels (default `info`), text or JSON lines;
+/// and, with an OTLP endpoint, the export of every call's span (then it must be called
+/// inside the Tokio runtime; the returned [`traces::Traces`] flushes them at the end).
+pub fn init_logging(format: LogFormat, otlp_endpoint: Option<&str>) -> Option<traces::Traces> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stdout);
-    let result = match format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-            .try_init(),
-        LogFormat::Json => builder.json().with_current_span(true).try_init(),
+    let layer = traces::layer::<tracing_subscriber::Registry>;
+    let (otel, traces, otel_error) = match otlp_endpoint.map(layer) {
+        Some(Ok((layer, traces))) => (Some(layer), Some(traces), None),
+        Some(Err(e)) => (None, None, Some(e)),
+        None => (None, None, None),
     };
+    let text = (format == LogFormat::Text).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stdout)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    });
+    let json = (format == LogFormat::Json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_writer(std::io::stdout)
+    });
+    let result = tracing_subscriber::registry()
+        .with(otel)
+        .with(filter)
+        .with(text)
+        .with(json)
+        .try_init();
     if let Err(e) = result {
         eprintln!("logging was already set up: {e}");
     }
+    match (&otel_error, otlp_endpoint) {
+        (Some(e), _) => tracing::error!("{e}; traces are not exported"),
+        (None, Some(endpoint)) => {
+            tracing::info!(endpoint, "exporting traces over OTLP to {endpoint}")
+        }
+        (None, None) => {}
+    }
+    traces
 }
 
 /// Opens the game store named by the configuration: the PostgreSQL database of
@@ -258,6 +293,7 @@ pub async fn serve(
     let limits = PerftLimits {
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
+        max_duration: config.ops.perft_max_duration(),
     };
     let cpu_threads = crate::rules::perft::available_threads();
     let service = ChessService::new(
@@ -269,6 +305,36 @@ pub async fn serve(
     .map_err(ServerError::Threads)?;
     let in_flight = service.in_flight();
     let fen_cache = service.fen_cache();
+    let calls = InFlight::new(config.ops.max_in_flight);
+    let connections = Arc::new(AtomicUsize::new(0));
+    let metrics_server = match &config.ops.metrics_listen {
+        Some(addr) => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?;
+            let bound = listener.local_addr().map_err(|source| ServerError::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+            let stats_store = store.clone();
+            let stats_registry = registry.clone();
+            let stats_calls = calls.clone();
+            let metrics = metrics::enable(metrics::Sources {
+                store_stats: Box::new(move || stats_store.commit_stats()),
+                games_loaded: Box::new(move || stats_registry.cached()),
+                perfts_running: Box::new(service.perfts_running()),
+                fen_cache: fen_cache.clone(),
+                calls_in_flight: Box::new(move || stats_calls.current()),
+                connections_open: connections.clone(),
+            });
+            tracing::info!(address = %bound, "Prometheus metrics on {bound} at /metrics");
+            Some(tokio::spawn(metrics_endpoint::serve(listener, metrics)))
+        }
+        None => None,
+    };
     let chess =
         ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);
 
@@ -289,27 +355,41 @@ pub async fn serve(
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    // Outermost first: metrics see every call (refused ones too), load shedding comes
+    // before the token check (a shed call costs nothing).
     let router = tonic::transport::Server::builder()
+        .max_concurrent_streams(config.ops.max_concurrent_streams)
+        .http2_keepalive_interval(config.ops.keepalive_interval())
+        .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
+        .layer(MetricsLayer)
+        .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))
         .add_service(health_service)
         .add_optional_service(reflection_v1)
         .add_optional_service(reflection_v1alpha)
         .add_service(chess);
-    // Serving from our own listener skips tonic's socket options: set TCP_NODELAY here,
-    // or small responses wait for delayed ACKs (~40 ms each on Linux).
-    let incoming = TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .map(|accepted| accepted.map(CoalescedIo::new));
+    // Our own accept loop (see `accept`): bounded connections, a deadline to start
+    // HTTP/2, a back-off when descriptors run out.
+    let accept_limits = config.ops.accept_limits();
     let stopped = async {
         let _ = stop_rx.await;
     };
     let tls_on = tls.is_some();
     let mut server = match tls {
-        None => tokio::spawn(router.serve_with_incoming_shutdown(incoming, stopped)),
+        None => {
+            let incoming = accept::incoming(listener, accept_limits, connections, |tcp| {
+                std::future::ready(Ok(CoalescedIo::new(tcp)))
+            });
+            tokio::spawn(router.serve_with_incoming_shutdown(incoming, stopped))
+        }
         // With TLS on, a plaintext client fails the handshake: the port speaks only TLS.
-        Some(acceptor) => tokio::spawn(
-            router.serve_with_incoming_shutdown(tls::accept(incoming, acceptor), stopped),
-        ),
+        Some(acceptor) => {
+            let incoming = accept::incoming(listener, accept_limits, connections, move |tcp| {
+                let acceptor = acceptor.clone();
+                async move { acceptor.accept(CoalescedIo::new(tcp)).await }
+            });
+            tokio::spawn(router.serve_with_incoming_shutdown(incoming, stopped))
+        }
     };
     // The plaintext health port: grpc.health.v1 alone, sharing the statuses above.
     let health_server = match health_listener {
@@ -423,6 +503,9 @@ pub async fn serve(
     server.abort();
     if let Some(health_server) = health_server {
         health_server.abort();
+    }
+    if let Some(metrics_server) = metrics_server {
+        metrics_server.abort();
     }
     let (hits, misses) = fen_cache.hits_and_misses();
     tracing::info!(

@@ -1,7 +1,8 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
 //! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
-//! AddTime), and the limits that keep a game from being jammed.
+//! AddTime), the limits that keep a game from being jammed, and operations (connections,
+//! load shedding, perft's time limit, metrics, traces).
 
 mod common;
 
@@ -14,6 +15,8 @@ mod calls;
 mod lifecycle;
 #[path = "service/limits.rs"]
 mod limits;
+#[path = "service/operations.rs"]
+mod operations;
 #[path = "service/platform.rs"]
 mod platform;
 #[path = "service/security.rs"]

@@ -15,18 +15,25 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let config = Config::parse();
-    server::init_logging(config.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            tracing::error!(error = %e, "cannot start the async runtime");
+            eprintln!("cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
+    // Inside the runtime: the OTLP exporter's channel is started on it.
+    let traces = {
+        let _runtime = runtime.enter();
+        server::init_logging(config.log_format, config.ops.otlp_endpoint.as_deref())
+    };
     let result = runtime.block_on(server::run(config));
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
     // Dropping the tasks left (connections, a perft being stopped) raises their stop
     // flags; blocking work then has a moment to notice before the process exits.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));

@@ -13,22 +13,15 @@ use std::time::{Duration, SystemTime};
 
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::crypto::ring as ring_provider;
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
-use tokio_rustls::server::TlsStream;
-use tokio_stream::{Stream, StreamExt as _};
 
 /// How often the certificate files are checked for a change.
 const RELOAD_POLL: Duration = Duration::from_secs(1);
-
-/// A TLS handshake that takes longer than this is dropped (a slow or silent client must
-/// not hold a task forever).
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -174,7 +167,8 @@ impl ReloadingCert {
     }
 }
 
-/// The rustls acceptor for `files`: HTTP/2 only, the reloading certificate, client
+/// The rustls acceptor for `files` (the accept loop, `super::accept`, runs its handshakes
+/// under `--handshake-timeout-secs`): HTTP/2 only, the reloading certificate, client
 /// certificates required when a client CA is given. Must be called inside the runtime
 /// (it starts the reload task).
 pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
@@ -205,46 +199,4 @@ pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, TlsError> {
     let mut config = builder.with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
-}
-
-/// The TLS connections of `incoming`: each handshake runs in its own task (a slow one
-/// holds no other), failed handshakes (plaintext, an untrusted client certificate) are
-/// logged at debug and dropped. Ends when `incoming` does or the server stops taking
-/// connections.
-pub fn accept<S, IO>(
-    incoming: S,
-    acceptor: TlsAcceptor,
-) -> impl Stream<Item = Result<TlsStream<IO>, std::io::Error>>
-where
-    S: Stream<Item = Result<IO, std::io::Error>> + Send + 'static,
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let (tx, rx) = tokio::sync::mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut incoming = std::pin::pin!(incoming);
-        loop {
-            let next = tokio::select! {
-                next = incoming.next() => next,
-                () = tx.closed() => return,
-            };
-            match next {
-                None => return,
-                Some(Err(e)) => tracing::debug!(error = %e, "accepting a connection failed"),
-                Some(Ok(io)) => {
-                    let acceptor = acceptor.clone();
-                    let tx = tx.clone();
-                    tokio::spawn(async move {
-                        match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(io)).await {
-                            Ok(Ok(tls)) => {
-                                let _ = tx.send(Ok(tls)).await;
-                            }
-                            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
-                            Err(_) => tracing::debug!("TLS handshake timed out"),
-                        }
-                    });
-                }
-            }
-        }
-    });
-    tokio_stream::wrappers::ReceiverStream::new(rx)
 }

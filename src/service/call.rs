@@ -156,19 +156,22 @@ impl ChessService {
     {
         let deadline = deadline_of(&request);
         let caller = caller_of(&request);
+        let parent = super::trace_context::parent_of(&request);
         let req = request.into_inner();
         let id = req.game_id().to_owned();
-        self.call(method, &caller, &id, deadline, handler(req))
+        self.call(method, &caller, &id, deadline, parent, handler(req))
             .await
     }
 
-    /// Runs one call inside its span, under its deadline, and maps its error.
+    /// Runs one call inside its span (a child of the caller's, when the call carries
+    /// one and traces are exported), under its deadline, and maps its error.
     pub(super) async fn call<T>(
         &self,
         method: &'static str,
         caller: &Caller,
         game_id: &str,
         deadline: Option<Instant>,
+        parent: Option<opentelemetry::Context>,
         work: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<Response<T>, tonic::Status> {
         let span = tracing::info_span!(
@@ -179,6 +182,7 @@ impl ChessService {
             code = tracing::field::Empty,
             latency_us = tracing::field::Empty
         );
+        super::trace_context::continue_trace(&span, parent);
         let mut guard = CallGuard::new(&self.in_flight, span.clone());
         let work = async {
             match deadline {

@@ -374,6 +374,24 @@ pub enum ServiceError {
         /// The caller's role.
         role: Role,
     },
+    /// More calls are in flight across the server than `--max-in-flight` allows: the call
+    /// was shed, not queued.
+    #[error(
+        "the server is overloaded: {limit} calls are in flight, the most it handles at once (--max-in-flight); retry with backoff or on another instance"
+    )]
+    Overloaded {
+        /// The server's limit of calls in flight.
+        limit: usize,
+    },
+    /// A perft ran longer than the server allows (`--perft-max-seconds`), whatever the
+    /// caller's deadline.
+    #[error(
+        "Perft ran for {seconds} s, the longest this server allows (--perft-max-seconds); ask for a smaller depth, or use divide and count the subtrees in separate calls"
+    )]
+    PerftTimeLimit {
+        /// The server's limit, in seconds.
+        seconds: u64,
+    },
     /// The caller is over one of its quotas.
     #[error(
         "over this caller's quota of {} {}; retry in {} ms",
@@ -504,14 +522,14 @@ impl ServiceError {
             PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
             GameAlreadyExists { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } | DiskFull(_) => Code::ResourceExhausted,
-            DeadlineExceeded { .. } => Code::DeadlineExceeded,
+            DeadlineExceeded { .. } | PerftTimeLimit { .. } => Code::DeadlineExceeded,
             Cancelled => Code::Cancelled,
             DataLoss(_) => Code::DataLoss,
             Store(_) | Internal(_) => Code::Internal,
             ShuttingDown | StoreUnavailable(_) | StoreStopped(_) => Code::Unavailable,
             TokenMissing | TokenUnknown => Code::Unauthenticated,
             RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
-            RateLimited(_) => Code::ResourceExhausted,
+            RateLimited(_) | Overloaded { .. } => Code::ResourceExhausted,
         }
     }
 
@@ -552,7 +570,7 @@ impl ServiceError {
             DepthTooLarge { .. } => "DEPTH_TOO_LARGE",
             FenRequired { .. } => "FEN_REQUIRED",
             TooManyPerfts { .. } => "TOO_MANY_PERFTS",
-            DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
+            DeadlineExceeded { .. } | PerftTimeLimit { .. } => "DEADLINE_EXCEEDED",
             Cancelled => "CANCELLED",
             DataLoss(_) => "DATA_LOSS",
             Store(_) => "STORE_FAILURE",
@@ -563,6 +581,7 @@ impl ServiceError {
             TokenUnknown => "TOKEN_UNKNOWN",
             RoleForbids { .. } | EndingIsFinal { .. } => "ROLE_FORBIDS",
             RateLimited(_) => "RATE_LIMITED",
+            Overloaded { .. } => "OVERLOADED",
         }
     }
 
@@ -638,6 +657,8 @@ impl ServiceError {
             }
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
+            Overloaded { limit } => put("max_in_flight", limit.to_string()),
+            PerftTimeLimit { seconds } => put("perft_max_seconds", seconds.to_string()),
             DataLoss(StoreError::DataLoss { id, .. }) => put("game_id", id.clone()),
             RoleForbids { role, needed, .. } => {
                 put("role", role.to_string());
@@ -711,6 +732,7 @@ impl ServiceError {
 
 impl From<ServiceError> for tonic::Status {
     fn from(e: ServiceError) -> tonic::Status {
+        super::metrics::refused(e.reason());
         let mut details = ErrorDetails::new();
         details.set_error_info(e.reason(), DOMAIN, e.metadata());
         for (field, description) in e.field_violations() {

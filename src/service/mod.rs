@@ -10,6 +10,8 @@
 //! - [`convert`], [`wire`], [`views`]: domain types into `chess.v1` messages, the
 //!   pre-encoded LegalMoves answer, and the answers cached per game state;
 //! - [`error`]: every error a caller can meet and its gRPC status;
+//! - [`shed`]: the server-wide limit of calls in flight (load shedding);
+//! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process);
 //! - [`log_text`]: client-supplied text made safe for a log line.
 //!
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
@@ -23,8 +25,12 @@ pub mod error;
 pub mod fen_cache;
 mod games;
 pub mod log_text;
+pub mod metrics;
 mod perft;
+mod process_stats;
+pub mod shed;
 mod start;
+pub mod trace_context;
 pub mod validate;
 mod views;
 mod watch;
@@ -91,6 +97,13 @@ impl ChessService {
     pub fn fen_cache(&self) -> Arc<fen_cache::FenCache> {
         self.fen_cache.clone()
     }
+
+    /// How many perfts are computing now, for metrics.
+    pub fn perfts_running(&self) -> impl Fn() -> usize + Send + Sync + 'static {
+        let slots = self.perft_slots.clone();
+        let max = self.perft.max_concurrent;
+        move || max.saturating_sub(slots.available_permits())
+    }
 }
 
 impl From<RegistryError> for ServiceError {
@@ -156,9 +169,17 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Perft handles its own deadline, so the generic one is not set.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
+        let parent = trace_context::parent_of(&request);
         let req = request.into_inner();
-        self.call("Perft", &caller, "", None, self.perft(req, deadline))
-            .await
+        self.call(
+            "Perft",
+            &caller,
+            "",
+            None,
+            parent,
+            self.perft(req, deadline),
+        )
+        .await
     }
 
     async fn resign(

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::validate::{parse_fen, variant_from_pb};
@@ -19,6 +21,10 @@ pub struct PerftLimits {
     pub max_depth: u32,
     /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED.
     pub max_concurrent: usize,
+    /// The longest one perft may compute, whatever the caller's deadline (or none): past
+    /// it the perft stops and answers DEADLINE_EXCEEDED, so that no caller holds a perft
+    /// slot (and its cores) for hours.
+    pub max_duration: Duration,
 }
 
 impl ChessService {
@@ -63,16 +69,25 @@ impl ChessService {
             let _permit = permit; // held while computing, released when the count stops
             rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
         });
-        let joined = match deadline {
-            None => task.await,
-            Some(deadline) => match tokio::time::timeout_at(deadline, &mut task).await {
-                Ok(joined) => joined,
-                Err(_) => {
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = task.await;
-                    return Err(ServiceError::DeadlineExceeded { method: "Perft" });
-                }
-            },
+        // The caller's deadline, unless the server's own limit comes first.
+        let limit = Instant::now() + self.perft.max_duration;
+        let (until, ours) = match deadline {
+            Some(deadline) if deadline <= limit => (deadline, false),
+            _ => (limit, true),
+        };
+        let joined = match tokio::time::timeout_at(until, &mut task).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                stop.store(true, Ordering::Relaxed);
+                let _ = task.await;
+                return Err(if ours {
+                    ServiceError::PerftTimeLimit {
+                        seconds: self.perft.max_duration.as_secs(),
+                    }
+                } else {
+                    ServiceError::DeadlineExceeded { method: "Perft" }
+                });
+            }
         };
         let (pos, result) = joined
             .map_err(|e| ServiceError::Internal(format!("perft task: {e}")))?

@@ -36,7 +36,9 @@ impl ChessService {
         let (tx, rx) = tokio::sync::mpsc::channel(WATCH_STREAM_BUFFER);
         let id = req.game_id;
         let meta = sub.meta().clone();
+        let spectator = super::metrics::spectator();
         tokio::spawn(async move {
+            let _spectator = spectator; // counted while the stream is fed
             loop {
                 let item = tokio::select! {
                     item = sub.next() => item,

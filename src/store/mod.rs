@@ -200,6 +200,13 @@ pub trait GameStore: Send + Sync + 'static {
     fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
         None
     }
+
+    /// The group commit's counters (commits, syncs, their time), for metrics (`None`: the
+    /// store has no group commit of its own; a database keeps its own statistics).
+    fn commit_stats(&self) -> Option<GroupCommitStats> {
+        None
+    }
+
     /// The fault after which this process must serve nothing more, once it happens
     /// (`None`: the store has no such fault; a database owns its own durability). The
     /// embedded store sets it after a failed or uncertain write or sync (fail-stop: the

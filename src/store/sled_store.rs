@@ -885,6 +885,10 @@ impl GameStore for SledStore {
         })
     }
 
+    fn commit_stats(&self) -> Option<GroupCommitStats> {
+        Some(self.commit.stats())
+    }
+
     fn fault(&self) -> Option<tokio::sync::watch::Receiver<Option<StoreError>>> {
         Some(self.commit.faults())
     }

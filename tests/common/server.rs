@@ -54,11 +54,39 @@ impl Server {
     /// Starts the server on `data_dir` with `args` and extra environment variables
     /// `env` (for instance `("CHESS_AUTH_TOKENS", path)`), which the caller owns.
     pub fn start_with(data_dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn(
+            Command::new(env!("CARGO_BIN_EXE_chess-server")),
+            data_dir,
+            args,
+            env,
+        )
+    }
+
+    /// Starts the server like [`Server::start`], with at most `nofile` open file
+    /// descriptors (`ulimit -n`, set by a shell that then becomes the server, so
+    /// [`Server::pid`] is the server's).
+    pub fn start_with_fd_limit(args: &[&str], nofile: u64) -> Server {
+        let data = tempfile::tempdir().expect("temporary data directory");
+        let mut shell = Command::new("sh");
+        shell
+            .arg("-c")
+            .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_chess-server"));
+        let mut server = Server::spawn(shell, data.path(), args, &[]);
+        server._data = Some(data);
+        server
+    }
+
+    fn spawn(
+        mut command: Command,
+        data_dir: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         let database = (crate::STORE_UNDER_TEST == TestStore::Postgres
             && !args.contains(&"--database-url"))
         .then(|| super::postgres::database_for(data_dir))
         .flatten();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_chess-server"));
         command
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir);
@@ -123,6 +151,35 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The address of the server's Prometheus endpoint (started with
+    /// `--metrics-listen 127.0.0.1:0`), from its log.
+    pub fn metrics_addr(&self) -> String {
+        let line = self
+            .wait_for_log("Prometheus metrics on ", Duration::from_secs(10))
+            .expect("the server logs its metrics address");
+        line.split("Prometheus metrics on ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("an address after 'Prometheus metrics on'")
+            .to_string()
+    }
+
+    /// The CPU time the process has used so far (user and system), from `/proc`.
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .expect("the server's /proc stat");
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .expect("a command name in parentheses")
+            .1
+            .split_whitespace()
+            .collect();
+        // Fields 14 and 15 (utime, stime), in clock ticks of 1/100 s (USER_HZ).
+        let ticks: u64 =
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+        Duration::from_millis(ticks * 10)
     }
 
     /// The log lines so far.

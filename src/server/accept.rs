@@ -1,0 +1,291 @@
+//! The server's own accept loop, in front of tonic: a bound on open connections, a
+//! deadline for a connection to start HTTP/2, and a back-off when the process runs out
+//! of descriptors.
+//!
+//! Why our own: tonic's loop logs a failed `accept` at trace level and calls `accept`
+//! again at once. Out of descriptors (EMFILE), the connection stays in the kernel's
+//! queue and `accept` fails again immediately, so the loop spun at 0.9 of a core with
+//! nothing logged. And tonic closes no connection that never speaks: a socket that
+//! sends nothing holds a descriptor for ever.
+//!
+//! - `--max-connections`: a connection beyond the bound is accepted and closed at once
+//!   (the client sees the connection reset and can try another instance at once, where
+//!   leaving it in the kernel's queue would make it wait for its deadline).
+//! - `--handshake-timeout-secs`: the TLS handshake (when TLS is on) and the 24 bytes of
+//!   the HTTP/2 connection preface must arrive within it, or the connection is closed;
+//!   a connection that sends something other than the preface is closed too.
+//! - Out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), the loop waits before the
+//!   next `accept`, from 5 ms doubling up to 1 s, and logs a warning (at most one line
+//!   every 10 s, with the count of failures in between); the first success resets it.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::server::Connected;
+
+use crate::service::metrics;
+use crate::service::shed::Every;
+
+/// The HTTP/2 connection preface every client sends first (RFC 9113, 3.4).
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The first wait after `accept` fails for want of descriptors, and the longest.
+const BACKOFF_MIN: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// How often a warning about refused connections or failed accepts is logged at most.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Connections handed to tonic that have not been taken yet.
+const QUEUE: usize = 64;
+
+/// The limits of the accept loop.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Connections open at once (0: no bound).
+    pub max_connections: usize,
+    /// The longest a connection may take to start HTTP/2 (and its TLS handshake).
+    pub handshake_timeout: Duration,
+}
+
+/// Whether an `accept` error means the process or system is out of descriptors or
+/// memory: waiting helps (nothing else does), retrying at once only burns a core.
+fn out_of_resources(e: &io::Error) -> bool {
+    // EMFILE 24, ENFILE 23, ENOBUFS 105, ENOMEM 12 on Linux.
+    matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12))
+}
+
+/// Counts a connection as open while it lives.
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Accepts connections on `listener`, runs `handshake` on each (TLS, or just the
+/// socket's wrapping) and reads its HTTP/2 preface, all within the limits, and yields
+/// the connections ready for tonic. `open` counts the connections open (for metrics).
+/// Ends when the stream is dropped (the server stops taking connections); the listener
+/// is closed then.
+pub fn incoming<IO, H, Fut>(
+    listener: TcpListener,
+    limits: Limits,
+    open: Arc<AtomicUsize>,
+    handshake: H,
+) -> ReceiverStream<io::Result<Conn<IO>>>
+where
+    H: Fn(TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = io::Result<IO>> + Send + 'static,
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+    let handshake = Arc::new(handshake);
+    let max = if limits.max_connections == 0 {
+        usize::MAX
+    } else {
+        limits.max_connections
+    };
+    tokio::spawn(async move {
+        let full_log = Every::new(LOG_EVERY);
+        let exhausted_log = Every::new(LOG_EVERY);
+        let mut backoff = Duration::ZERO;
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = tx.closed() => return,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => {
+                    backoff = Duration::ZERO;
+                    accepted
+                }
+                Err(e) if out_of_resources(&e) => {
+                    metrics::accept_error("out_of_descriptors");
+                    backoff = (backoff * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
+                    if let Some(held_back) = exhausted_log.check() {
+                        tracing::warn!(
+                            error = %e,
+                            failed_since_last_line = held_back,
+                            open_connections = open.load(Ordering::Relaxed),
+                            "cannot accept connections: {e}; waiting up to {BACKOFF_MAX:?} between tries (raise the descriptor limit, `ulimit -n`, or lower --max-connections)"
+                        );
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = tx.closed() => return,
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    // The connection failed before it was taken (reset by the client).
+                    metrics::accept_error("other");
+                    tracing::debug!(error = %e, "accepting a connection failed");
+                    continue;
+                }
+            };
+            if open.load(Ordering::Acquire) >= max {
+                drop(stream);
+                metrics::connection_refused("max_connections");
+                if let Some(held_back) = full_log.check() {
+                    tracing::warn!(
+                        max_connections = max,
+                        refused_since_last_line = held_back,
+                        "refusing connections: {max} are open, the most --max-connections allows"
+                    );
+                }
+                continue;
+            }
+            open.fetch_add(1, Ordering::AcqRel);
+            let guard = Open(open.clone());
+            // Serving from our own listener skips tonic's socket options: set TCP_NODELAY
+            // here, or small responses wait for delayed ACKs (~40 ms each on Linux).
+            let _ = stream.set_nodelay(true);
+            let tx = tx.clone();
+            let handshake = handshake.clone();
+            tokio::spawn(async move {
+                let started = tokio::time::timeout(limits.handshake_timeout, async {
+                    let mut io = (*handshake)(stream).await?;
+                    let mut preface = [0u8; PREFACE.len()];
+                    io.read_exact(&mut preface).await?;
+                    Ok::<_, io::Error>((io, preface))
+                })
+                .await;
+                match started {
+                    Ok(Ok((io, preface))) if &preface == PREFACE => {
+                        let conn = Conn {
+                            io,
+                            replayed: 0,
+                            _open: guard,
+                        };
+                        let _ = tx.send(Ok(conn)).await;
+                    }
+                    Ok(Ok(_)) => {
+                        metrics::connection_refused("not_http2");
+                        tracing::debug!(%peer, "closed a connection that does not speak HTTP/2");
+                    }
+                    Ok(Err(e)) => {
+                        metrics::connection_refused("handshake_failed");
+                        tracing::debug!(%peer, error = %e, "a connection failed before HTTP/2 started");
+                    }
+                    Err(_) => {
+                        metrics::connection_refused("handshake_timeout");
+                        tracing::debug!(
+                            %peer,
+                            "closed a connection that did not start HTTP/2 within --handshake-timeout-secs ({:?})",
+                            limits.handshake_timeout
+                        );
+                    }
+                }
+            });
+        }
+    });
+    ReceiverStream::new(rx)
+}
+
+/// A connection that has sent its HTTP/2 preface: the preface is read again first (the
+/// server's HTTP/2 layer expects it), then the connection itself. Counts as open until
+/// dropped.
+pub struct Conn<IO> {
+    io: IO,
+    /// Bytes of the preface already read again.
+    replayed: usize,
+    _open: Open,
+}
+
+impl<IO: Connected> Connected for Conn<IO> {
+    type ConnectInfo = IO::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.io.connect_info()
+    }
+}
+
+impl<IO: AsyncRead + Unpin> AsyncRead for Conn<IO> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.replayed < PREFACE.len() {
+            let rest = &PREFACE[self.replayed..];
+            let n = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..n]);
+            self.replayed += n;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> AsyncWrite for Conn<IO> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[test]
+    fn descriptor_exhaustion_is_told_apart() {
+        assert!(out_of_resources(&io::Error::from_raw_os_error(24)));
+        assert!(out_of_resources(&io::Error::from_raw_os_error(23)));
+        assert!(!out_of_resources(&io::Error::from_raw_os_error(103)));
+        assert!(!out_of_resources(&io::Error::other("x")));
+    }
+
+    #[tokio::test]
+    async fn the_preface_is_read_again_before_the_rest() {
+        let (mut client, server) = tokio::io::duplex(256);
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"after")
+            .await
+            .expect("write");
+        drop(client);
+        let mut conn = Conn {
+            io: server,
+            replayed: 0,
+            _open: Open(Arc::new(AtomicUsize::new(1))),
+        };
+        let mut all = Vec::new();
+        conn.read_to_end(&mut all).await.expect("read");
+        let mut expected = PREFACE.to_vec();
+        expected.extend_from_slice(b"after");
+        assert_eq!(all, expected);
+    }
+}

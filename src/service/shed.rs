@@ -1,0 +1,220 @@
+//! Load shedding across the whole server: at most `--max-in-flight` calls are being
+//! handled at once; a call beyond that is answered at once with RESOURCE_EXHAUSTED,
+//! reason `OVERLOADED`, rather than queued.
+//!
+//! Why a layer of our own: tonic's concurrency limit counts per connection, so a thousand
+//! connections get a thousand times the limit, and tower's `ConcurrencyLimit` queues
+//! (its `LoadShed` answers an error without a gRPC status). Why answer at once: a queue
+//! without bound turns a burst into latency for every caller and memory for the server,
+//! while an immediate refusal lets a caller retry elsewhere or back off.
+//!
+//! A call counts from the moment its request reaches the layer until its response head is
+//! ready: a WatchGame stream counts while it is set up, not while it streams (streams are
+//! bounded by the connections and `--max-concurrent-streams`). Health checks are never
+//! shed: a probe must see a busy server as alive.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use crate::service::ServiceError;
+
+/// The health service's path prefix: never shed.
+const HEALTH_PREFIX: &str = "/grpc.health.v1.Health/";
+
+/// How often a refusal is logged at most (the others are counted into the next line).
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Calls in flight across the server, and the most allowed.
+pub struct InFlight {
+    limit: usize,
+    now: AtomicUsize,
+    log: Every,
+}
+
+impl InFlight {
+    /// A counter that admits at most `limit` calls at once (0: no limit).
+    pub fn new(limit: usize) -> Arc<InFlight> {
+        Arc::new(InFlight {
+            limit: if limit == 0 { usize::MAX } else { limit },
+            now: AtomicUsize::new(0),
+            log: Every::new(LOG_EVERY),
+        })
+    }
+
+    /// Calls being handled now.
+    pub fn current(&self) -> usize {
+        self.now.load(Ordering::Relaxed)
+    }
+
+    /// A slot for one call, or `None` when every slot is taken.
+    fn admit(self: &Arc<Self>) -> Option<Slot> {
+        let before = self.now.fetch_add(1, Ordering::AcqRel);
+        if before >= self.limit {
+            self.now.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Slot(self.clone()))
+    }
+}
+
+/// One admitted call; frees its slot when dropped (the call answered or was cancelled).
+struct Slot(Arc<InFlight>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Lets an event through at most once per period, and counts the ones held back: for log
+/// lines about floods (refused calls, failed accepts) that must not flood the log.
+pub struct Every {
+    period_ms: u64,
+    origin: Instant,
+    /// Milliseconds since `origin` of the last line let through, plus one (0: none yet).
+    last: AtomicU64,
+    held_back: AtomicU64,
+}
+
+impl Every {
+    /// At most one event per `period`.
+    pub fn new(period: Duration) -> Every {
+        Every {
+            period_ms: period.as_millis() as u64,
+            origin: Instant::now(),
+            last: AtomicU64::new(0),
+            held_back: AtomicU64::new(0),
+        }
+    }
+
+    /// `Some(n)` when this event should be logged, `n` being the events held back since
+    /// the last one logged; `None` when it is held back.
+    pub fn check(&self) -> Option<u64> {
+        let now = self.origin.elapsed().as_millis() as u64 + 1;
+        let last = self.last.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < self.period_ms {
+            self.held_back.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if self
+            .last
+            .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            self.held_back.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(self.held_back.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// The tower layer of [`InFlight`], for `tonic::transport::Server::builder().layer(..)`.
+#[derive(Clone)]
+pub struct ShedLayer {
+    in_flight: Arc<InFlight>,
+}
+
+impl ShedLayer {
+    /// A layer that admits calls through `in_flight`.
+    pub fn new(in_flight: Arc<InFlight>) -> ShedLayer {
+        ShedLayer { in_flight }
+    }
+}
+
+impl<S> tower::Layer<S> for ShedLayer {
+    type Service = ShedService<S>;
+
+    fn layer(&self, inner: S) -> ShedService<S> {
+        ShedService {
+            inner,
+            in_flight: self.in_flight.clone(),
+        }
+    }
+}
+
+/// The service the [`ShedLayer`] wraps around the server's routes.
+#[derive(Clone)]
+pub struct ShedService<S> {
+    inner: S,
+    in_flight: Arc<InFlight>,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for ShedService<S>
+where
+    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResBody: Default + Send + 'static,
+{
+    type Response = http::Response<ResBody>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        let slot = if request.uri().path().starts_with(HEALTH_PREFIX) {
+            None
+        } else {
+            match self.in_flight.admit() {
+                Some(slot) => Some(slot),
+                None => {
+                    let limit = self.in_flight.limit;
+                    if let Some(held_back) = self.in_flight.log.check() {
+                        tracing::warn!(
+                            limit,
+                            refused_since_last_line = held_back,
+                            "shedding load: {limit} calls in flight, the most --max-in-flight allows; refusing calls with OVERLOADED"
+                        );
+                    }
+                    let status = tonic::Status::from(ServiceError::Overloaded { limit });
+                    return Box::pin(std::future::ready(Ok(status.into_http())));
+                }
+            }
+        };
+        // The clone is not ready; the one polled ready serves this call.
+        let clone = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        let answer = ready.call(request);
+        Box::pin(async move {
+            let _slot = slot;
+            answer.await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_bounded_and_given_back() {
+        let in_flight = InFlight::new(2);
+        let a = in_flight.admit().expect("first slot");
+        let _b = in_flight.admit().expect("second slot");
+        assert!(in_flight.admit().is_none(), "a third call is shed");
+        assert_eq!(in_flight.current(), 2);
+        drop(a);
+        assert!(in_flight.admit().is_some(), "a freed slot admits again");
+    }
+
+    #[test]
+    fn every_lets_one_through_per_period_and_counts_the_rest() {
+        let every = Every::new(Duration::from_secs(3600));
+        assert_eq!(every.check(), Some(0));
+        assert_eq!(every.check(), None);
+        assert_eq!(every.check(), None);
+        assert_eq!(every.held_back.load(Ordering::Relaxed), 2);
+    }
+}
