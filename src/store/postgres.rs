@@ -705,9 +705,11 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The flag sweeper: every `interval`, records the flags that have fallen.
+/// The flag sweeper: every `interval`, records the flags that have fallen. The first
+/// sweep is one interval after the start (not at once), so a store opened with a long
+/// interval never sweeps behind its owner's back.
 async fn sweep(inner: std::sync::Weak<Inner>, interval: Duration) {
-    let mut tick = tokio::time::interval(interval);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;

@@ -22,7 +22,8 @@ fn meta(id: &str, created_unix_ms: u64) -> GameMeta {
 
 async fn open(pg: &Pg) -> PgStore {
     let mut config = PgConfig::new(pg.url.clone());
-    // Only the test sweeps (the background sweeper's first tick is at open).
+    // Only the test sweeps (the background sweeper's first sweep is one interval after
+    // the open).
     config.sweep_interval = Duration::from_secs(3600);
     PgStore::open(config).await.expect("the store opens")
 }
