@@ -12,26 +12,13 @@ use std::time::Duration;
 use chess_service::pb;
 use tonic::Code;
 
-use crate::common::client::{BLACK, WHITE, get, named, new_game, play, play_request, time_control};
+use crate::common::client::{
+    BLACK, WHITE, get, named, new_game, offer, play, play_request, respond, time_control,
+};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
 fn status(g: &pb::Game) -> pb::GameStatus {
     pb::GameStatus::try_from(g.status).expect("a known status")
-}
-
-fn offer(id: &str, color: i32) -> pb::OfferDrawRequest {
-    pb::OfferDrawRequest {
-        game_id: id.into(),
-        color,
-    }
-}
-
-fn respond(id: &str, color: i32, accept: bool) -> pb::RespondToDrawRequest {
-    pb::RespondToDrawRequest {
-        game_id: id.into(),
-        color,
-        accept,
-    }
 }
 
 fn claim(id: &str, color: i32, mv: &str) -> pb::ClaimDrawRequest {

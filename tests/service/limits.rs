@@ -17,7 +17,9 @@ use chess_service::store::codec::{self, HISTORY_LIMIT, MAX_RECORD_LEN};
 use chess_service::store::{Durability, SledConfig, SledStore};
 use tonic::Code;
 
-use crate::common::client::{BLACK, Client, WHITE, get, named, new_game, play, play_request, undo};
+use crate::common::client::{
+    BLACK, Client, WHITE, get, named, new_game, offer, play, play_request, respond, undo,
+};
 use crate::common::server::{Server, expect_error};
 
 fn now_ms() -> u64 {
@@ -97,21 +99,6 @@ fn check_full(s: tonic::Status) -> tonic::Status {
         assert!(s.message().contains(works), "{}", s.message());
     }
     s
-}
-
-fn offer(id: &str, color: i32) -> pb::OfferDrawRequest {
-    pb::OfferDrawRequest {
-        game_id: id.into(),
-        color,
-    }
-}
-
-fn respond(id: &str, color: i32, accept: bool) -> pb::RespondToDrawRequest {
-    pb::RespondToDrawRequest {
-        game_id: id.into(),
-        color,
-        accept,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
