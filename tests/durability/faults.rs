@@ -117,9 +117,19 @@ async fn a_failed_sync_stops_the_server_and_nothing_unacknowledged_is_served() {
         Ok(Err(status)) => assert_eq!(status.code(), Code::Unavailable, "{status:?}"),
         Err(_) => panic!("the stream neither ended nor went on within 10 s"),
     }
-    // Health says so, while the process lingers (or the process is gone already).
-    if let Ok(status) = health(&server, "").await {
-        assert_eq!(status, ServingStatus::NotServing as i32);
+    // Health says so, while the process lingers (or the process is gone already). The
+    // registry refuses calls the moment the store faults; the server's health follows on
+    // its own task, so give it a moment under load, never SERVING beyond that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while let Ok(status) = health(&server, "").await {
+        if status == ServingStatus::NotServing as i32 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "health still says {status} 2 s after the storage fault"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
     let exit = server
