@@ -229,4 +229,25 @@ impl grpc::chess_service_server::ChessService for ChessService {
         self.serve("WatchGame", request, |r| self.watch_game(r))
             .await
     }
+
+    async fn import_game(
+        &self,
+        _request: Request<pb::ImportGameRequest>,
+    ) -> Result<Response<pb::ImportGameResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("ImportGame: not yet"))
+    }
+
+    async fn list_games(
+        &self,
+        _request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("ListGames: not yet"))
+    }
+
+    async fn delete_game(
+        &self,
+        _request: Request<pb::DeleteGameRequest>,
+    ) -> Result<Response<pb::DeleteGameResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("DeleteGame: not yet"))
+    }
 }
