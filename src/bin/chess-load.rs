@@ -56,6 +56,9 @@ enum Rpc {
     /// spectator has received the move, so the latency is what a watcher on another
     /// replica sees. With one target the spectator is on the same server.
     WatchOther,
+    /// Play and Undo in turn at ply `--at-ply` (each caller's game is brought there
+    /// before the run, unmeasured): what a change costs in a game that long.
+    PlayUndo,
 }
 
 impl Rpc {
@@ -68,6 +71,7 @@ impl Rpc {
             Rpc::Health => "Health/Check",
             Rpc::Mix => "mix",
             Rpc::WatchOther => "Play seen by a spectator on the next replica",
+            Rpc::PlayUndo => "Play and Undo in turn at a fixed ply",
         }
     }
 }
@@ -143,6 +147,30 @@ struct Args {
     /// `both` (with --matrix).
     #[arg(long, value_enum, default_value_t = ClientKind::Decode)]
     client: ClientKind,
+    /// The view Play and Undo ask for: `full` (the history too) or `basic`.
+    #[arg(long, value_enum, default_value_t = ViewArg::Full)]
+    view: ViewArg,
+    /// With --rpc play-undo: the ply the callers' games are brought to.
+    #[arg(long, default_value_t = 300)]
+    at_ply: usize,
+}
+
+/// The `view` of the requests.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ViewArg {
+    /// GAME_VIEW_FULL.
+    Full,
+    /// GAME_VIEW_BASIC.
+    Basic,
+}
+
+impl ViewArg {
+    fn pb(self) -> i32 {
+        match self {
+            ViewArg::Full => pb::GameView::Full as i32,
+            ViewArg::Basic => pb::GameView::Basic as i32,
+        }
+    }
 }
 
 /// How the callers of a run share HTTP/2 connections.
@@ -268,6 +296,34 @@ fn random_game(seed: u64, max_plies: usize) -> Vec<String> {
     moves
 }
 
+/// A game of exactly `plies` random legal moves that never ends on the board (each move
+/// drawn from those that leave it going), for --rpc play-undo.
+fn long_game(seed: u64, plies: usize) -> Vec<String> {
+    let mut rng = Rng(seed | 1);
+    loop {
+        let mut game = Game::new(Position::new());
+        let mut moves = Vec::new();
+        while moves.len() < plies {
+            let legal: Vec<_> = game.legal_moves().iter().copied().collect();
+            let from = (rng.next() % legal.len().max(1) as u64) as usize;
+            let next = (0..legal.len())
+                .map(|i| legal[(from + i) % legal.len()])
+                .find(|&m| {
+                    let mut after = game.clone();
+                    after.play(m).is_ok() && !after.status().is_over()
+                });
+            let Some(m) = next else { break };
+            moves.push(game.position().uci(m));
+            if game.play(m).is_err() {
+                break;
+            }
+        }
+        if moves.len() == plies {
+            return moves;
+        }
+    }
+}
+
 /// A codec that encodes requests as prost messages and does not decode answers: it
 /// takes the body's bytes off the buffer and returns how many there were. The gRPC status
 /// is still checked by tonic (a failed call is an error, as with the typed client).
@@ -377,6 +433,10 @@ struct Caller {
     script: Vec<String>,
     ply: usize,
     rng: Rng,
+    /// The `view` of Play and Undo requests.
+    view: i32,
+    /// For [`Rpc::PlayUndo`]: the next call takes the move back.
+    undo_next: bool,
     /// For [`Rpc::WatchOther`]: the channel the spectator uses, and its open stream on
     /// the current game.
     watcher: Option<Channel>,
@@ -386,7 +446,8 @@ struct Caller {
 impl Caller {
     async fn new(
         channel: Channel,
-        fen: String,
+        args: &Args,
+        rpc: Rpc,
         positions: Arc<Vec<(String, i32)>>,
         client: ClientKind,
         seed: u64,
@@ -398,23 +459,30 @@ impl Caller {
             .into_inner()
             .game
             .unwrap_or_default();
-        // A game a few moves in, so LegalMoves by game is not the opening position.
-        let script = random_game(seed, 120);
+        // A game a few moves in, so LegalMoves by game is not the opening position; for
+        // play-undo, a game that goes on past the ply asked for.
+        let (script, setup) = if rpc == Rpc::PlayUndo {
+            (long_game(seed, args.at_ply + 1), args.at_ply)
+        } else {
+            (random_game(seed, 120), 6)
+        };
         let mut caller = Caller {
             chess,
             health: HealthClient::new(channel.clone()),
             raw: tonic::client::Grpc::new(channel),
             client,
             positions,
-            fen,
+            fen: args.fen.clone(),
             game_id: game.game_id,
             script,
             ply: 0,
             rng: Rng(seed.wrapping_mul(7919) | 1),
+            view: args.view.pb(),
+            undo_next: false,
             watcher: None,
             watch: None,
         };
-        for _ in 0..6.min(caller.script.len()) {
+        for _ in 0..setup.min(caller.script.len()) {
             caller.play().await?;
         }
         Ok(caller)
@@ -468,6 +536,7 @@ impl Caller {
             r#move: self.script[self.ply].clone(),
             expected_ply: Some(self.ply as u32),
             color: 0,
+            view: self.view,
             ..Default::default()
         };
         let bytes = if self.client == ClientKind::Raw {
@@ -477,6 +546,29 @@ impl Caller {
             0
         };
         self.ply += 1;
+        Ok(bytes)
+    }
+
+    /// Play and Undo in turn: the game stays at the ply it was brought to.
+    async fn play_undo(&mut self) -> Result<u64, tonic::Status> {
+        if !self.undo_next {
+            self.undo_next = true;
+            return self.play().await;
+        }
+        let req = pb::UndoRequest {
+            game_id: self.game_id.clone(),
+            expected_ply: Some(self.ply as u32),
+            view: self.view,
+            ..Default::default()
+        };
+        let bytes = if self.client == ClientKind::Raw {
+            self.raw_call("/chess.v1.ChessService/Undo", req).await?
+        } else {
+            self.chess.undo(req).await?;
+            0
+        };
+        self.ply -= 1;
+        self.undo_next = false;
         Ok(bytes)
     }
 
@@ -564,6 +656,7 @@ impl Caller {
             }
             Rpc::Play => self.play().await,
             Rpc::WatchOther => self.play_watched().await,
+            Rpc::PlayUndo => self.play_undo().await,
             Rpc::Mix => {
                 let pick = self.rng.next() % 100;
                 let rpc = match pick {
@@ -621,7 +714,8 @@ async fn run(
         let channel = channels[i % channels.len()].clone();
         let mut caller = Caller::new(
             channel,
-            args.fen.clone(),
+            args,
+            rpc,
             positions.clone(),
             client,
             0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1),

@@ -56,7 +56,6 @@ pub fn play_request(id: &str, mv: &str) -> pb::PlayRequest {
     }
 }
 
-/// Plays `req`; the whole response (the move as played and the game after it).
 /// An OfferDraw request by `color` in game `id`.
 pub fn offer(id: &str, color: i32) -> pb::OfferDrawRequest {
     pb::OfferDrawRequest {
@@ -76,6 +75,7 @@ pub fn respond(id: &str, color: i32, accept: bool) -> pb::RespondToDrawRequest {
     }
 }
 
+/// Plays `req`; the whole response (the move as played and the game after it).
 pub async fn play_with(c: &mut Client, req: pb::PlayRequest) -> pb::PlayResponse {
     let what = format!("Play {} {}", req.game_id, req.r#move);
     c.play(req)

@@ -285,7 +285,15 @@ pub fn expect_error<T: std::fmt::Debug>(
         Err(status) => status,
     };
     assert_eq!(status.code(), code, "{status:?}");
-    assert_eq!(error_info(&status).reason, reason, "{status:?}");
+    let sent = error_info(&status).reason;
+    assert_eq!(sent, reason, "{status:?}");
+    // Every reason the server sends is a value of the proto's ErrorReason: every error
+    // test of every crate walks through here.
+    assert!(
+        chess_service::pb::ErrorReason::from_str_name(&sent)
+            .is_some_and(|r| r != chess_service::pb::ErrorReason::Unspecified),
+        "the reason {sent} is not a value of chess.v1.ErrorReason"
+    );
     status
 }
 
