@@ -5,10 +5,11 @@ on another server (or under another id on the same one), version for version.
     python examples/relay.py --source localhost:50051 --source-game match-7 \\
                              --target localhost:50052 --target-game match-7-mirror
 
-Each change is sent with `expected_version` = the source event's version - 1, so a change
-whose reply was lost is retried safely (an exact retry succeeds and applies nothing twice)
-and a target that someone else changed is refused with VERSION_MISMATCH instead of
-silently diverging. The relay can be killed at any point and started again: it reads the
+Each change is sent with `expected_version` = the target's version before it (the source
+event's version - 1; for a move that lapsed a draw offer, the version before the lapse,
+which the move makes on the target too), so a change whose reply was lost is retried
+safely (an exact retry succeeds and applies nothing twice) and a target that someone else
+changed is refused with VERSION_MISMATCH instead of silently diverging. The relay can be killed at any point and started again: it reads the
 target game's version and follows the source from the next one. It ends when the source
 game ends. Untimed play is relayed (moves, undos, draw offers and answers, resignation,
 draw claims about the position on the board); clocks are not (the target is untimed).
@@ -50,10 +51,12 @@ def with_retries(call: Callable[[], T], attempts: int = 10, delay: float = 0.2) 
     raise AssertionError("unreachable")
 
 
-def apply(target: ChessClient, target_id: str, event: pb.GameEvent) -> Optional[int]:
-    """Reproduces one source event on the target; returns the target's version after
-    it, or None for an event the next one reproduces together with it."""
-    expected = event.version - 1
+def apply(
+    target: ChessClient, target_id: str, event: pb.GameEvent, expected: int
+) -> Optional[int]:
+    """Reproduces one source event on the target, whose version is `expected` (the
+    version the change is sent with); returns the target's version after it, or None for
+    an event the next one reproduces together with it."""
     basic = pb.GAME_VIEW_BASIC
     kind = event.WhichOneof("kind")
     if kind == "started":
@@ -88,7 +91,8 @@ def apply(target: ChessClient, target_id: str, event: pb.GameEvent) -> Optional[
         d = event.draw_declined
         if d.lapsed:
             # The offer lapsed because the other side moved: the next event is that move,
-            # and playing it on the target makes both events there too.
+            # and playing it on the target (expected_version still the version before the
+            # lapse) makes both events there too, as one exactly retryable change.
             return None
         game = with_retries(
             lambda: target.respond_to_draw(
@@ -134,12 +138,15 @@ def relay(
         if current.status != pb.GAME_STATUS_IN_PROGRESS:
             log(f"target {target_id} already ended at version {current.version}")
             return target.get_game(target_id).game
-        from_version = current.version + 1
+        target_version = current.version
     except NotFoundError:
-        from_version = 0
+        target_version = -1  # the first event, the creation, makes it
+    from_version = target_version + 1
     log(f"following {source_id} from version {from_version}")
     for event in source.follow(source_id, from_version=from_version, stop_when_over=True):
-        version = apply(target, target_id, event)
+        version = apply(target, target_id, event, target_version)
+        if version is not None:
+            target_version = version
         what = event.WhichOneof("kind")
         if what == "move_played":
             what = f"move {event.move_played.move.san}"

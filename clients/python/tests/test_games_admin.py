@@ -1,7 +1,8 @@
-"""ImportGame, ListGames and DeleteGame through the client.
+"""ImportGame, ListGames, DeleteGame and NewGame's PGN tags through the client.
 
-These RPCs are implemented on the server by their own branches of issue 15; until those
-are merged the server answers UNIMPLEMENTED and these tests fail, as they should."""
+The server side of these is implemented by its own branches of issue 15; until those are
+merged the server answers UNIMPLEMENTED (and ignores tags) and these tests fail, as they
+should."""
 
 from __future__ import annotations
 
@@ -34,6 +35,17 @@ RESIGNED = """[Event "Club"]
 
 1. d4 d5 2. c4 e6 0-1
 """
+
+
+def test_new_game_tags_reach_the_game_and_its_pgn(client: ChessClient) -> None:
+    game = client.new_game(game_id="tags-1", tags={"White": "Ann", "Black": "Bob", "Board": "3"}).game
+    assert dict(game.tags) == {"White": "Ann", "Black": "Bob", "Board": "3"}
+    pgn = client.get_game("tags-1").game.pgn
+    assert '[White "Ann"]' in pgn and '[Black "Bob"]' in pgn and '[Board "3"]' in pgn
+    with pytest.raises(InvalidArgumentError) as e:
+        client.new_game(tags={"Result": "1-0"})
+    assert e.value.reason == ErrorReason.INVALID_TAG
+    assert e.value.metadata["tag"] == "Result"
 
 
 def test_import_a_small_pgn(client: ChessClient) -> None:

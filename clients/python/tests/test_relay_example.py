@@ -1,6 +1,6 @@
 """examples/relay.py (the README's relay) run as a program between two real servers
 while a game is played on the source: the relay is killed with SIGKILL and started again,
-the source server is killed and restarted under it, and the copy must still be exact,
+both servers are killed and restarted under it, and the copy must still be exact,
 version for version."""
 
 from __future__ import annotations
@@ -76,8 +76,10 @@ def test_relay_copies_a_game_exactly_through_crashes(make_server, tmp_path: Path
             relay = start_relay(source_server, target_server, log)
             wait_synced(source, target, relay, log)
 
-            # The source server crashes and comes back under the relay's follower.
+            # The source server crashes and comes back under the relay's follower; so does
+            # the target, under the relay's retried changes.
             source_server.restart(hard=True)
+            target_server.restart(hard=True)
             for move in ("Nxd4", "Nf6", "Nc3"):
                 for _ in range(100):
                     try:
@@ -104,5 +106,6 @@ def test_relay_copies_a_game_exactly_through_crashes(make_server, tmp_path: Path
 
     text = log.read_text()
     assert text.count("following match-7 from version 0") == 1
+    assert "following match-7 from version 11" in text, "the second relay resumed"
     assert "relayed: GAME_STATUS_RESIGNATION after 9 plies" in text
     assert "e4 c5 Nf3 Nc6 d4 cxd4 Nxd4 Nf6 Nc3" in text
