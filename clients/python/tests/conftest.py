@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -142,8 +141,3 @@ def client(server: Server) -> Iterator[ChessClient]:
     with server.client() as c:
         yield c
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

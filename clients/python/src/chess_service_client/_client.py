@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterator,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
 import grpc
 
 from . import _errors
 from ._proto.chess.v1 import chess_pb2 as pb
 from ._proto.chess.v1 import chess_pb2_grpc
+
+if TYPE_CHECKING:
+    from ._follower import GameFollower
 
 Metadata = Sequence[Tuple[str, str]]
 T = TypeVar("T")
@@ -410,12 +423,29 @@ class ChessClient:
         call = self.stub.WatchGame(req, timeout=timeout, metadata=self._md(metadata))
         return WatchStream(call)
 
-    def follow(self, game_id: str, **kwargs: Any) -> "GameFollower":
-        """A GameFollower of `game_id`: every event in order, across reconnects and
-        resyncs (keyword arguments as GameFollower's)."""
+    def follow(
+        self,
+        game_id: str,
+        *,
+        from_version: int = 0,
+        stop_when_over: bool = False,
+        backoff_initial: float = 0.1,
+        backoff_max: float = 5.0,
+        max_attempts: Optional[int] = 20,
+    ) -> "GameFollower":
+        """A GameFollower of `game_id`: every event once, in version order, across
+        dropped streams, server restarts and resyncs (see GameFollower)."""
         from ._follower import GameFollower
 
-        return GameFollower(self, game_id, **kwargs)
+        return GameFollower(
+            self,
+            game_id,
+            from_version=from_version,
+            stop_when_over=stop_when_over,
+            backoff_initial=backoff_initial,
+            backoff_max=backoff_max,
+            max_attempts=max_attempts,
+        )
 
 
 class WatchStream:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import grpc
