@@ -9,6 +9,7 @@ import hashlib
 import chess
 import grpc
 import pytest
+from google.rpc import error_details_pb2
 
 from chess_service_client import (
     AbortedError,
@@ -22,7 +23,6 @@ from chess_service_client import (
     UnauthenticatedError,
     pb,
 )
-from google.rpc import error_details_pb2
 
 
 def test_new_game_play_and_get(client: ChessClient) -> None:

@@ -6,10 +6,10 @@ should."""
 
 from __future__ import annotations
 
-import chess
-import chess.pgn
 import io
 
+import chess
+import chess.pgn
 import pytest
 
 from chess_service_client import (
@@ -89,7 +89,9 @@ def test_list_games_in_id_order_with_pages_and_filters(client: ChessClient) -> N
     client.resign("list-05", pb.COLOR_BLACK)
 
     first = client.list_games(page_size=3)
-    assert [g.game_id for g in first.games] == ids[:3]
+    # A page may hold fewer than asked for (AIP-158), never more, and starts at the front.
+    assert 1 <= len(first.games) <= 3
+    assert [g.game_id for g in first.games] == ids[: len(first.games)]
     assert first.next_page_token
     assert all(list(g.moves) == [] and g.pgn == "" for g in first.games), "BASIC view"
     listed = [g.game_id for g in client.iter_games(page_size=3)]
@@ -123,3 +125,13 @@ def test_delete_then_get_is_not_found(client: ChessClient) -> None:
         client.delete_game("del-1")
     client.delete_game("del-1", allow_missing=True)  # a retry after a lost reply
     assert "del-1" not in [g.game_id for g in client.iter_games()]
+
+
+def test_a_follower_of_a_deleted_game_ends_with_not_found(client: ChessClient) -> None:
+    client.new_game(game_id="del-watched")
+    events = iter(client.follow("del-watched", backoff_initial=0.01))
+    assert next(events).version == 0
+    client.delete_game("del-watched")
+    # The server ends the open stream; the follower reconnects and learns the game is gone.
+    with pytest.raises(NotFoundError):
+        next(events)
