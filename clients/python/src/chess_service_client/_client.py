@@ -149,11 +149,11 @@ class ChessClient:
         *,
         game_id: str = "",
         fen: str = "",
-        variant: "pb.Variant.ValueType" = pb.VARIANT_UNSPECIFIED,
+        variant: "pb.Variant" = pb.VARIANT_UNSPECIFIED,
         chess960_position: Optional[int] = None,
         time_control: Optional[pb.TimeControl] = None,
         tags: Optional[Mapping[str, str]] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.NewGameResponse:
@@ -171,7 +171,7 @@ class ChessClient:
         self,
         game_id: str,
         *,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.GetGameResponse:
@@ -186,8 +186,8 @@ class ChessClient:
         *,
         expected_ply: Optional[int] = None,
         expected_version: Optional[int] = None,
-        color: "pb.Color.ValueType" = pb.COLOR_UNSPECIFIED,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        color: "pb.Color" = pb.COLOR_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.PlayResponse:
@@ -206,8 +206,8 @@ class ChessClient:
         *,
         expected_ply: Optional[int] = None,
         expected_version: Optional[int] = None,
-        color: "pb.Color.ValueType" = pb.COLOR_UNSPECIFIED,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        color: "pb.Color" = pb.COLOR_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.UndoResponse:
@@ -224,7 +224,7 @@ class ChessClient:
         game_id: Optional[str] = None,
         *,
         fen: Optional[str] = None,
-        variant: "pb.Variant.ValueType" = pb.VARIANT_UNSPECIFIED,
+        variant: "pb.Variant" = pb.VARIANT_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.LegalMovesResponse:
@@ -241,10 +241,10 @@ class ChessClient:
     def resign(
         self,
         game_id: str,
-        color: "pb.Color.ValueType",
+        color: "pb.Color",
         *,
         expected_version: Optional[int] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.ResignResponse:
@@ -257,10 +257,10 @@ class ChessClient:
     def offer_draw(
         self,
         game_id: str,
-        color: "pb.Color.ValueType",
+        color: "pb.Color",
         *,
         expected_version: Optional[int] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.OfferDrawResponse:
@@ -273,11 +273,11 @@ class ChessClient:
     def respond_to_draw(
         self,
         game_id: str,
-        color: "pb.Color.ValueType",
+        color: "pb.Color",
         accept: bool,
         *,
         expected_version: Optional[int] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.RespondToDrawResponse:
@@ -290,12 +290,12 @@ class ChessClient:
     def claim_draw(
         self,
         game_id: str,
-        color: "pb.Color.ValueType",
+        color: "pb.Color",
         *,
         move: str = "",
         expected_ply: Optional[int] = None,
         expected_version: Optional[int] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.ClaimDrawResponse:
@@ -310,11 +310,11 @@ class ChessClient:
     def add_time(
         self,
         game_id: str,
-        color: "pb.Color.ValueType",
+        color: "pb.Color",
         ms: int,
         *,
         expected_version: Optional[int] = None,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.AddTimeResponse:
@@ -329,7 +329,7 @@ class ChessClient:
         depth: int,
         *,
         fen: str = "",
-        variant: "pb.Variant.ValueType" = pb.VARIANT_UNSPECIFIED,
+        variant: "pb.Variant" = pb.VARIANT_UNSPECIFIED,
         divide: bool = False,
         threads: int = 0,
         timeout: Optional[float] = None,
@@ -345,7 +345,7 @@ class ChessClient:
         *,
         game_id: str = "",
         validate_only: bool = False,
-        view: "pb.GameView.ValueType" = pb.GAME_VIEW_UNSPECIFIED,
+        view: "pb.GameView" = pb.GAME_VIEW_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.ImportGameResponse:
@@ -358,7 +358,7 @@ class ChessClient:
         *,
         page_size: int = 0,
         page_token: str = "",
-        status_filter: "pb.StatusFilter.ValueType" = pb.STATUS_FILTER_UNSPECIFIED,
+        status_filter: "pb.StatusFilter" = pb.STATUS_FILTER_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.ListGamesResponse:
@@ -372,7 +372,7 @@ class ChessClient:
         self,
         *,
         page_size: int = 0,
-        status_filter: "pb.StatusFilter.ValueType" = pb.STATUS_FILTER_UNSPECIFIED,
+        status_filter: "pb.StatusFilter" = pb.STATUS_FILTER_UNSPECIFIED,
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> Iterator[pb.Game]:

@@ -4,33 +4,23 @@ metadata and the message."""
 
 from __future__ import annotations
 
-import enum
-from typing import Dict, Mapping, Optional, Type
+from typing import Dict, List, Mapping, Optional, Type, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from ._proto.chess.v1 import error_reason_pb2
+from ._proto.chess.v1.error_reason_enum import ErrorReason as ErrorReason
+
+M = TypeVar("M", bound=Message)
 
 #: The ErrorInfo domain of this service's errors.
 ERROR_DOMAIN = "chess.v1"
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
-# `chess.v1.ErrorReason` as a Python IntEnum, built from the generated descriptor so it
-# can never disagree with the proto: `ErrorReason.ILLEGAL_MOVE == 14`, and its name is the
-# reason string on the wire.
-ErrorReason = enum.IntEnum(  # type: ignore[misc]
-    "ErrorReason",
-    [
-        (value.name, value.number)
-        for value in error_reason_pb2.DESCRIPTOR.enum_types_by_name["ErrorReason"].values
-    ],
-    module=__name__,
-)
-ErrorReason.__doc__ = (
-    "chess.v1.ErrorReason: why a call failed (the ErrorInfo reason). An unknown reason "
-    "string maps to ERROR_REASON_UNSPECIFIED; the error keeps the raw string."
-)
+# ErrorReason (re-exported): `chess.v1.ErrorReason` as a Python IntEnum, generated from
+# the proto (tests/test_packaging.py checks it against the protobuf descriptor). An unknown
+# reason string maps to ERROR_REASON_UNSPECIFIED; the error keeps the raw string.
 
 
 class ChessServiceError(Exception):
@@ -78,9 +68,9 @@ class ChessServiceError(Exception):
             f"metadata={self.metadata!r}, message={self.message!r})"
         )
 
-    def details(self, message_type: type) -> list:
+    def details(self, message_type: Type[M]) -> List[M]:
         """The status details of one `google.rpc` type (BadRequest, RetryInfo, ...)."""
-        found = []
+        found: List[M] = []
         if self.status is None:
             return found
         for any_detail in self.status.details:
