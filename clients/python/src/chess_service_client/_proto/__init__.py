@@ -1,0 +1,1 @@
+"""Generated code for chess.v1 (tools/generate_proto.py), kept apart from python-chess's `chess`."""

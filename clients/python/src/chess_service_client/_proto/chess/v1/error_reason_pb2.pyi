@@ -1,0 +1,118 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    INVALID_FEN: _ClassVar[ErrorReason]
+    INVALID_MOVE_TEXT: _ClassVar[ErrorReason]
+    INVALID_GAME_ID: _ClassVar[ErrorReason]
+    MISSING_FIELD: _ClassVar[ErrorReason]
+    INVALID_COLOR: _ClassVar[ErrorReason]
+    INVALID_TIME_CONTROL: _ClassVar[ErrorReason]
+    INVALID_ADD_TIME: _ClassVar[ErrorReason]
+    CONFLICTING_FIELDS: _ClassVar[ErrorReason]
+    INVALID_VARIANT: _ClassVar[ErrorReason]
+    INVALID_CHESS960_POSITION: _ClassVar[ErrorReason]
+    DEPTH_TOO_LARGE: _ClassVar[ErrorReason]
+    FEN_REQUIRED: _ClassVar[ErrorReason]
+    GAME_NOT_FOUND: _ClassVar[ErrorReason]
+    ILLEGAL_MOVE: _ClassVar[ErrorReason]
+    AMBIGUOUS_MOVE: _ClassVar[ErrorReason]
+    GAME_OVER: _ClassVar[ErrorReason]
+    GAME_UNTIMED: _ClassVar[ErrorReason]
+    NOTHING_TO_UNDO: _ClassVar[ErrorReason]
+    NOT_YOUR_TURN: _ClassVar[ErrorReason]
+    DRAW_OFFER_PENDING: _ClassVar[ErrorReason]
+    NO_DRAW_OFFER: _ClassVar[ErrorReason]
+    OWN_DRAW_OFFER: _ClassVar[ErrorReason]
+    DRAW_OFFER_TOO_SOON: _ClassVar[ErrorReason]
+    HISTORY_FULL: _ClassVar[ErrorReason]
+    CLAIM_REFUSED: _ClassVar[ErrorReason]
+    PLY_MISMATCH: _ClassVar[ErrorReason]
+    VERSION_MISMATCH: _ClassVar[ErrorReason]
+    CONCURRENT_CHANGE: _ClassVar[ErrorReason]
+    VERSION_AHEAD: _ClassVar[ErrorReason]
+    GAME_ALREADY_EXISTS: _ClassVar[ErrorReason]
+    TOO_MANY_PERFTS: _ClassVar[ErrorReason]
+    DISK_FULL: _ClassVar[ErrorReason]
+    OVERLOADED: _ClassVar[ErrorReason]
+    RATE_LIMITED: _ClassVar[ErrorReason]
+    TOKEN_MISSING: _ClassVar[ErrorReason]
+    TOKEN_UNKNOWN: _ClassVar[ErrorReason]
+    ROLE_FORBIDS: _ClassVar[ErrorReason]
+    DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
+    CANCELLED: _ClassVar[ErrorReason]
+    DATA_LOSS: _ClassVar[ErrorReason]
+    SHUTTING_DOWN: _ClassVar[ErrorReason]
+    STORE_UNAVAILABLE: _ClassVar[ErrorReason]
+    STORE_STOPPED: _ClassVar[ErrorReason]
+    STORE_FAILURE: _ClassVar[ErrorReason]
+    INTERNAL: _ClassVar[ErrorReason]
+    INVALID_VIEW: _ClassVar[ErrorReason]
+    INVALID_TAG: _ClassVar[ErrorReason]
+    INVALID_PAGE_SIZE: _ClassVar[ErrorReason]
+    INVALID_PAGE_TOKEN: _ClassVar[ErrorReason]
+    INVALID_STATUS_FILTER: _ClassVar[ErrorReason]
+    PGN_SYNTAX: _ClassVar[ErrorReason]
+    PGN_ILLEGAL_MOVE: _ClassVar[ErrorReason]
+    PGN_AMBIGUOUS_MOVE: _ClassVar[ErrorReason]
+    PGN_MULTIPLE_GAMES: _ClassVar[ErrorReason]
+ERROR_REASON_UNSPECIFIED: ErrorReason
+INVALID_FEN: ErrorReason
+INVALID_MOVE_TEXT: ErrorReason
+INVALID_GAME_ID: ErrorReason
+MISSING_FIELD: ErrorReason
+INVALID_COLOR: ErrorReason
+INVALID_TIME_CONTROL: ErrorReason
+INVALID_ADD_TIME: ErrorReason
+CONFLICTING_FIELDS: ErrorReason
+INVALID_VARIANT: ErrorReason
+INVALID_CHESS960_POSITION: ErrorReason
+DEPTH_TOO_LARGE: ErrorReason
+FEN_REQUIRED: ErrorReason
+GAME_NOT_FOUND: ErrorReason
+ILLEGAL_MOVE: ErrorReason
+AMBIGUOUS_MOVE: ErrorReason
+GAME_OVER: ErrorReason
+GAME_UNTIMED: ErrorReason
+NOTHING_TO_UNDO: ErrorReason
+NOT_YOUR_TURN: ErrorReason
+DRAW_OFFER_PENDING: ErrorReason
+NO_DRAW_OFFER: ErrorReason
+OWN_DRAW_OFFER: ErrorReason
+DRAW_OFFER_TOO_SOON: ErrorReason
+HISTORY_FULL: ErrorReason
+CLAIM_REFUSED: ErrorReason
+PLY_MISMATCH: ErrorReason
+VERSION_MISMATCH: ErrorReason
+CONCURRENT_CHANGE: ErrorReason
+VERSION_AHEAD: ErrorReason
+GAME_ALREADY_EXISTS: ErrorReason
+TOO_MANY_PERFTS: ErrorReason
+DISK_FULL: ErrorReason
+OVERLOADED: ErrorReason
+RATE_LIMITED: ErrorReason
+TOKEN_MISSING: ErrorReason
+TOKEN_UNKNOWN: ErrorReason
+ROLE_FORBIDS: ErrorReason
+DEADLINE_EXCEEDED: ErrorReason
+CANCELLED: ErrorReason
+DATA_LOSS: ErrorReason
+SHUTTING_DOWN: ErrorReason
+STORE_UNAVAILABLE: ErrorReason
+STORE_STOPPED: ErrorReason
+STORE_FAILURE: ErrorReason
+INTERNAL: ErrorReason
+INVALID_VIEW: ErrorReason
+INVALID_TAG: ErrorReason
+INVALID_PAGE_SIZE: ErrorReason
+INVALID_PAGE_TOKEN: ErrorReason
+INVALID_STATUS_FILTER: ErrorReason
+PGN_SYNTAX: ErrorReason
+PGN_ILLEGAL_MOVE: ErrorReason
+PGN_AMBIGUOUS_MOVE: ErrorReason
+PGN_MULTIPLE_GAMES: ErrorReason
