@@ -94,8 +94,9 @@ pub struct Config {
     /// cache off).
     #[arg(long, env = "CHESS_FEN_CACHE_ENTRIES", default_value_t = 4096)]
     pub fen_cache_entries: usize,
-    /// Largest request message accepted, in bytes.
-    #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 16 * 1024)]
+    /// Largest request message accepted, in bytes: room for ImportGame's PGN of up to
+    /// 256 KiB; every other request is under 1 KiB.
+    #[arg(long, env = "CHESS_MAX_REQUEST_BYTES", default_value_t = 264 * 1024)]
     pub max_request_bytes: usize,
     /// Events each game buffers for its slowest spectator (WatchGame); a spectator that
     /// falls further behind is told to resync and its stream ends.
