@@ -229,7 +229,7 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
         winner: winner_to_pb(status) as i32,
         can_claim_threefold: going && game.can_claim_threefold(),
         can_claim_fifty_moves: going && game.can_claim_fifty_moves(),
-        pgn: crate::lifecycle::pgn::to_pgn(m, san),
+        pgn: crate::lifecycle::pgn::to_pgn(m, san, &meta.tags),
         chess960_position: chess960_number(meta),
         clock: m.clock_at(0).as_ref().map(pb::Clock::from),
         draw_offered_by: opt_color_to_pb(m.offer()),

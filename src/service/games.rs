@@ -54,6 +54,7 @@ impl ChessService {
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
+                tags: crate::lifecycle::Tags::none(),
             };
             let existing = move |e: &GameEntry| {
                 if requested.accepts(e) {
@@ -75,6 +76,7 @@ impl ChessService {
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
+                tags: crate::lifecycle::Tags::none(),
             };
             let taken = |e: &GameEntry| Err(already_exists(e));
             match self

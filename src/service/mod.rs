@@ -114,6 +114,15 @@ impl From<RegistryError> for ServiceError {
             RegistryError::Store(e) => ServiceError::from_store(e),
             RegistryError::Refused { id, refusal } => ServiceError::from_refusal(&id, refusal, ""),
             RegistryError::ConcurrentChange { id } => ServiceError::ConcurrentChange { id },
+            RegistryError::VersionMismatch {
+                id,
+                expected,
+                current,
+            } => ServiceError::VersionMismatch {
+                id,
+                expected,
+                current,
+            },
             RegistryError::VersionAhead { id, from, current } => {
                 ServiceError::VersionAhead { id, from, current }
             }

@@ -17,6 +17,7 @@ fn meta(id: &str, created_unix_ms: u64) -> GameMeta {
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 

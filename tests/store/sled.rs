@@ -43,6 +43,7 @@ fn new_game(i: usize) -> (GameMeta, Game) {
         variant,
         start,
         created_unix_ms: 1_700_000_000_000 + i as u64,
+        tags: chess_service::lifecycle::Tags::none(),
     };
     (meta, Game::new(pos))
 }
