@@ -19,6 +19,7 @@
 
 pub mod auth;
 mod call;
+mod catalog;
 pub mod convert;
 pub mod cpu_pool;
 pub mod error;
