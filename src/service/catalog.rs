@@ -8,9 +8,76 @@
 //! Tokens do not expire: the next page starts after that id, whatever was created or
 //! deleted meanwhile.
 
+use std::collections::HashMap;
+
+use crate::lifecycle::Tags;
+use crate::pb;
+use crate::registry::RegistryError;
 use crate::store::StatusFilter;
 
 use super::validate::validate_game_id;
+use super::views::{self, View};
+use super::{ChessService, ServiceError};
+
+/// NewGame's `tags`, checked (INVALID_ARGUMENT, INVALID_TAG, metadata `tag`).
+pub fn tags_from_pb(tags: &HashMap<String, String>) -> Result<Tags, ServiceError> {
+    Tags::new(tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(ServiceError::InvalidTag)
+}
+
+fn filter_from_pb(value: i32) -> Result<StatusFilter, ServiceError> {
+    match pb::StatusFilter::try_from(value) {
+        Ok(pb::StatusFilter::Unspecified | pb::StatusFilter::All) => Ok(StatusFilter::All),
+        Ok(pb::StatusFilter::InProgress) => Ok(StatusFilter::InProgress),
+        Ok(pb::StatusFilter::Ended) => Ok(StatusFilter::Ended),
+        Err(_) => Err(ServiceError::InvalidStatusFilter { value }),
+    }
+}
+
+impl ChessService {
+    /// ListGames: one page of games in the BASIC view (AIP-158).
+    pub(super) async fn list_games(
+        &self,
+        req: pb::ListGamesRequest,
+    ) -> Result<pb::ListGamesResponse, ServiceError> {
+        let filter = filter_from_pb(req.status_filter)?;
+        let limit =
+            page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
+        let after = resume_after(&req.page_token, filter)
+            .map_err(|why| ServiceError::InvalidPageToken { why })?;
+        let page = self
+            .registry
+            .list_games(filter, after.as_deref(), limit, |e, now| {
+                views::game(e, now, View::Basic)
+            })
+            .await?;
+        Ok(pb::ListGamesResponse {
+            games: page.games,
+            next_page_token: page
+                .resume_after
+                .map(|last| page_token(filter, &last))
+                .unwrap_or_default(),
+        })
+    }
+
+    /// DeleteGame (AIP-135): the game and its history are gone once this answers.
+    pub(super) async fn delete_game(
+        &self,
+        req: pb::DeleteGameRequest,
+    ) -> Result<pb::DeleteGameResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        match self
+            .registry
+            .delete_game(&req.game_id, req.expected_version)
+            .await
+        {
+            Ok(_) => Ok(pb::DeleteGameResponse {}),
+            Err(RegistryError::NotFound { .. }) if req.allow_missing => {
+                Ok(pb::DeleteGameResponse {})
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
 
 /// The page size when the request names none (`page_size` 0).
 pub const DEFAULT_PAGE_SIZE: usize = 50;

@@ -189,6 +189,46 @@ pub enum ServiceError {
         /// The game's actual version.
         current: u64,
     },
+    /// NewGame's PGN tags break a tag rule (one the server owns, a name that is not a PGN
+    /// tag name, a value with control characters, too many or too long).
+    #[error("invalid tags: {0}")]
+    InvalidTag(crate::lifecycle::TagError),
+    /// A ListGames page size below 0.
+    #[error("invalid page_size: {why}")]
+    InvalidPageSize {
+        /// Why.
+        why: String,
+    },
+    /// A ListGames page token this server did not make, or made for another filter.
+    #[error("invalid page_token: {why}")]
+    InvalidPageToken {
+        /// Why.
+        why: String,
+    },
+    /// A StatusFilter enum value that is unknown.
+    #[error(
+        "invalid status_filter: {value} is not a known StatusFilter; use STATUS_FILTER_ALL, STATUS_FILTER_IN_PROGRESS or STATUS_FILTER_ENDED (or leave it unset for all)"
+    )]
+    InvalidStatusFilter {
+        /// The value sent.
+        value: i32,
+    },
+    /// A repeated NewGame on a caller-chosen id whose game has other PGN tags.
+    #[error(
+        "game '{id}' already exists with other PGN tags; choose another game_id, or repeat the request with no tags or the same tags to get the existing game"
+    )]
+    GameAlreadyExistsWithOtherTags {
+        /// The id.
+        id: String,
+    },
+    /// A GameView enum value that is unknown.
+    #[error(
+        "invalid view: {value} is not a known GameView; use GAME_VIEW_BASIC or GAME_VIEW_FULL (or leave it unset for the full view)"
+    )]
+    InvalidView {
+        /// The value sent.
+        value: i32,
+    },
     /// A Color enum value that is not a known Color.
     #[error("invalid {field}: {value} is not a known Color; use COLOR_WHITE or COLOR_BLACK")]
     InvalidColor {
@@ -503,6 +543,11 @@ impl ServiceError {
             | InvalidTimeControl { .. }
             | InvalidClockStart { .. }
             | InvalidAddTime { .. }
+            | InvalidView { .. }
+            | InvalidTag(_)
+            | InvalidPageSize { .. }
+            | InvalidPageToken { .. }
+            | InvalidStatusFilter { .. }
             | InvalidColor { .. } => Code::InvalidArgument,
             IllegalMove(_)
             | AmbiguousMove(_)
@@ -520,7 +565,7 @@ impl ServiceError {
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
             PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
-            GameAlreadyExists { .. } => Code::AlreadyExists,
+            GameAlreadyExists { .. } | GameAlreadyExistsWithOtherTags { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } | DiskFull(_) => Code::ResourceExhausted,
             DeadlineExceeded { .. } | PerftTimeLimit { .. } => Code::DeadlineExceeded,
             Cancelled => Code::Cancelled,
@@ -533,56 +578,71 @@ impl ServiceError {
         }
     }
 
-    /// The `ErrorInfo.reason`: stable, UPPER_SNAKE, what callers branch on.
-    pub fn reason(&self) -> &'static str {
+    /// The `ErrorInfo.reason` as the proto's `ErrorReason`: every reason this server
+    /// sends is one of its values (the type makes sure of it).
+    pub fn error_reason(&self) -> crate::pb::ErrorReason {
+        use crate::pb::ErrorReason as R;
         use ServiceError::*;
         match self {
-            InvalidFen { .. } => "INVALID_FEN",
-            InvalidMoveText(_) => "INVALID_MOVE_TEXT",
-            IllegalMove(_) => "ILLEGAL_MOVE",
-            AmbiguousMove(_) => "AMBIGUOUS_MOVE",
-            GameOver { .. } => "GAME_OVER",
-            NothingToUndo { .. } => "NOTHING_TO_UNDO",
-            NotYourTurn { .. } | NotYourMove { .. } => "NOT_YOUR_TURN",
-            DrawOfferPending { .. } => "DRAW_OFFER_PENDING",
-            NoDrawOffer { .. } => "NO_DRAW_OFFER",
-            DrawOfferTooSoon { .. } => "DRAW_OFFER_TOO_SOON",
-            HistoryFull { .. } => "HISTORY_FULL",
-            DiskFull(_) => "DISK_FULL",
-            StoreStopped(_) => "STORE_STOPPED",
-            OwnDrawOffer { .. } => "OWN_DRAW_OFFER",
-            ClaimRefused { .. } => "CLAIM_REFUSED",
-            VersionAhead { .. } => "VERSION_AHEAD",
-            InvalidTimeControl { .. } | InvalidClockStart { .. } => "INVALID_TIME_CONTROL",
-            InvalidAddTime { .. } => "INVALID_ADD_TIME",
-            GameUntimed { .. } => "GAME_UNTIMED",
-            VersionMismatch { .. } => "VERSION_MISMATCH",
-            InvalidColor { .. } => "INVALID_COLOR",
-            GameNotFound { .. } => "GAME_NOT_FOUND",
-            PlyMismatch { .. } => "PLY_MISMATCH",
-            ConcurrentChange { .. } => "CONCURRENT_CHANGE",
-            GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
-            InvalidGameId { .. } => "INVALID_GAME_ID",
-            MissingField { .. } => "MISSING_FIELD",
-            ConflictingFields { .. } => "CONFLICTING_FIELDS",
-            InvalidVariant { .. } => "INVALID_VARIANT",
-            InvalidChess960Position { .. } => "INVALID_CHESS960_POSITION",
-            DepthTooLarge { .. } => "DEPTH_TOO_LARGE",
-            FenRequired { .. } => "FEN_REQUIRED",
-            TooManyPerfts { .. } => "TOO_MANY_PERFTS",
-            DeadlineExceeded { .. } | PerftTimeLimit { .. } => "DEADLINE_EXCEEDED",
-            Cancelled => "CANCELLED",
-            DataLoss(_) => "DATA_LOSS",
-            Store(_) => "STORE_FAILURE",
-            ShuttingDown => "SHUTTING_DOWN",
-            StoreUnavailable(_) => "STORE_UNAVAILABLE",
-            Internal(_) => "INTERNAL",
-            TokenMissing => "TOKEN_MISSING",
-            TokenUnknown => "TOKEN_UNKNOWN",
-            RoleForbids { .. } | EndingIsFinal { .. } => "ROLE_FORBIDS",
-            RateLimited(_) => "RATE_LIMITED",
-            Overloaded { .. } => "OVERLOADED",
+            InvalidFen { .. } => R::InvalidFen,
+            InvalidMoveText(_) => R::InvalidMoveText,
+            IllegalMove(_) => R::IllegalMove,
+            AmbiguousMove(_) => R::AmbiguousMove,
+            GameOver { .. } => R::GameOver,
+            NothingToUndo { .. } => R::NothingToUndo,
+            NotYourTurn { .. } | NotYourMove { .. } => R::NotYourTurn,
+            DrawOfferPending { .. } => R::DrawOfferPending,
+            NoDrawOffer { .. } => R::NoDrawOffer,
+            DrawOfferTooSoon { .. } => R::DrawOfferTooSoon,
+            HistoryFull { .. } => R::HistoryFull,
+            DiskFull(_) => R::DiskFull,
+            StoreStopped(_) => R::StoreStopped,
+            OwnDrawOffer { .. } => R::OwnDrawOffer,
+            ClaimRefused { .. } => R::ClaimRefused,
+            VersionAhead { .. } => R::VersionAhead,
+            InvalidTimeControl { .. } | InvalidClockStart { .. } => R::InvalidTimeControl,
+            InvalidAddTime { .. } => R::InvalidAddTime,
+            GameUntimed { .. } => R::GameUntimed,
+            VersionMismatch { .. } => R::VersionMismatch,
+            InvalidColor { .. } => R::InvalidColor,
+            InvalidView { .. } => R::InvalidView,
+            InvalidTag(_) => R::InvalidTag,
+            InvalidPageSize { .. } => R::InvalidPageSize,
+            InvalidPageToken { .. } => R::InvalidPageToken,
+            InvalidStatusFilter { .. } => R::InvalidStatusFilter,
+            GameNotFound { .. } => R::GameNotFound,
+            PlyMismatch { .. } => R::PlyMismatch,
+            ConcurrentChange { .. } => R::ConcurrentChange,
+            GameAlreadyExists { .. } | GameAlreadyExistsWithOtherTags { .. } => {
+                R::GameAlreadyExists
+            }
+            InvalidGameId { .. } => R::InvalidGameId,
+            MissingField { .. } => R::MissingField,
+            ConflictingFields { .. } => R::ConflictingFields,
+            InvalidVariant { .. } => R::InvalidVariant,
+            InvalidChess960Position { .. } => R::InvalidChess960Position,
+            DepthTooLarge { .. } => R::DepthTooLarge,
+            FenRequired { .. } => R::FenRequired,
+            TooManyPerfts { .. } => R::TooManyPerfts,
+            DeadlineExceeded { .. } | PerftTimeLimit { .. } => R::DeadlineExceeded,
+            Cancelled => R::Cancelled,
+            DataLoss(_) => R::DataLoss,
+            Store(_) => R::StoreFailure,
+            ShuttingDown => R::ShuttingDown,
+            StoreUnavailable(_) => R::StoreUnavailable,
+            Internal(_) => R::Internal,
+            TokenMissing => R::TokenMissing,
+            TokenUnknown => R::TokenUnknown,
+            RoleForbids { .. } | EndingIsFinal { .. } => R::RoleForbids,
+            RateLimited(_) => R::RateLimited,
+            Overloaded { .. } => R::Overloaded,
         }
+    }
+
+    /// The `ErrorInfo.reason`: stable, UPPER_SNAKE, what callers branch on (the
+    /// `ErrorReason` value's name).
+    pub fn reason(&self) -> &'static str {
+        self.error_reason().as_str_name()
     }
 
     /// Structured facts for `ErrorInfo.metadata`, for callers that act on them.
@@ -594,6 +654,7 @@ impl ServiceError {
         };
         match self {
             InvalidFen { source, .. } => put("fen_field", source.field().to_string()),
+            InvalidTag(e) => put("tag", e.tag().to_string()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
                 put("status", status_name(*status).to_string());
@@ -602,6 +663,7 @@ impl ServiceError {
             | GameNotFound { id }
             | ConcurrentChange { id }
             | GameAlreadyExists { id, .. }
+            | GameAlreadyExistsWithOtherTags { id }
             | NoDrawOffer { id }
             | GameUntimed { id }
             | ClaimRefused { id, .. } => put("game_id", id.clone()),
@@ -706,6 +768,14 @@ impl ServiceError {
             InvalidColor { field, value } => {
                 vec![(field, format!("{value} is not a known Color"))]
             }
+            InvalidView { value } => vec![("view", format!("{value} is not a known GameView"))],
+            InvalidTag(e) => vec![("tags", e.to_string())],
+            InvalidPageSize { why } => vec![("page_size", why.clone())],
+            InvalidPageToken { why } => vec![("page_token", why.clone())],
+            InvalidStatusFilter { value } => vec![(
+                "status_filter",
+                format!("{value} is not a known StatusFilter"),
+            )],
             InvalidClockStart { value } => vec![(
                 "time_control.clock_start",
                 format!("{value} is not a known ClockStart"),

@@ -239,4 +239,27 @@ impl grpc::chess_service_server::ChessService for ChessService {
         self.serve("WatchGame", request, |r| self.watch_game(r))
             .await
     }
+
+    async fn import_game(
+        &self,
+        _request: Request<pb::ImportGameRequest>,
+    ) -> Result<Response<pb::ImportGameResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("ImportGame: not yet"))
+    }
+
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, tonic::Status> {
+        self.serve("ListGames", request, |r| self.list_games(r))
+            .await
+    }
+
+    async fn delete_game(
+        &self,
+        request: Request<pb::DeleteGameRequest>,
+    ) -> Result<Response<pb::DeleteGameResponse>, tonic::Status> {
+        self.serve("DeleteGame", request, |r| self.delete_game(r))
+            .await
+    }
 }
