@@ -219,7 +219,7 @@ mod tests {
         ];
         // Another spelling of the same bytes (non-zero unused bits).
         let mut respelled = good.clone().into_bytes();
-        if good.len() % 4 != 0 {
+        if !good.len().is_multiple_of(4) {
             let last = respelled.last_mut().unwrap();
             *last = if *last == b'_' { b'-' } else { b'_' };
             bad.push(String::from_utf8(respelled).unwrap());
