@@ -119,9 +119,8 @@ impl Cache {
             .map(|slot| slot.cell.clone())
     }
 
-    /// The cell of game `id` if it is cached and nobody else holds it (a game kept for
-    /// later use).
-    pub(super) fn idle_cell(&self, id: &str) -> Option<Arc<Cell>> {
+    /// The cell of game `id` if it is cached (held by someone or not).
+    pub(super) fn cached_cell(&self, id: &str) -> Option<Arc<Cell>> {
         let shard = self.shard(id).ok()?;
         shard.slots.get(id).map(|slot| slot.cell.clone())
     }

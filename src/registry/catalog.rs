@@ -157,23 +157,16 @@ impl Registry {
 
     /// A game deleted elsewhere (another replica, announced by the store): drops its
     /// cached entry, so its spectators' streams here end and the next call reads the
-    /// store (which has no such game).
+    /// store (which has no such game, or a game created under that id since: either way
+    /// the store's, never the deleted one's state).
     pub(super) fn forget_deleted(self: &Arc<Self>, id: String) {
-        let Some(cell) = self
-            .cache
-            .held_cell(&id)
-            .or_else(|| self.cache.idle_cell(&id))
-        else {
+        let Some(cell) = self.cache.cached_cell(&id) else {
             return;
         };
         let registry = self.clone();
         tokio::spawn(async move {
             let mut guard = cell.lock_owned().await;
-            // Checked under the lock: a game of that id created again since is kept.
-            if let Err(e) = registry.refresh(&mut guard, &id).await {
-                tracing::debug!(game_id = %id, error = %e, "cannot check a game deleted elsewhere; dropping it");
-                *guard = CellState::Unloaded;
-            }
+            *guard = CellState::Unloaded;
             drop(guard);
             registry.cache.forget_unknown(&id);
         });
