@@ -409,9 +409,11 @@ async fn a_flag_against_insufficient_material_is_a_draw() {
     assert_eq!(g.winner, 0);
     assert_eq!(clock(&g).as_of_unix_ms, flag_time);
     assert!(
-        g.pgn.contains(
-            "[Result \"1/2-1/2\"]\n[TimeControl \"0.2+0\"]\n[Termination \"time forfeit\"]"
-        )
+        g.pgn.contains("[Result \"1/2-1/2\"]\n")
+            && g.pgn
+                .contains("[TimeControl \"0.2+0\"]\n[Termination \"time forfeit\"]\n"),
+        "{}",
+        g.pgn
     );
 }
 
