@@ -126,6 +126,7 @@ fn meta(id: String, start: Start, variant: chess_service::rules::Variant) -> Gam
         variant,
         start,
         created_unix_ms: 1_700_000_000_000,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 

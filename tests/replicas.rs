@@ -5,8 +5,8 @@
 //! restarted under load; a clock starting after the first moves and AddTime (racing
 //! AddTimes with one `expected_version`: exactly one gives the time).
 //!
-//! And the gRPC suites of the `service` and `durability` crates again (calls, lifecycle,
-//! watch, durability), on PostgreSQL: every server they start without a `--database-url`
+//! And the gRPC suites of the `service` and `durability` crates again (calls, catalog,
+//! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
 //! of its own keeps its games in a database of a cluster this process shares.
 //!
 //! Without PostgreSQL these tests say so loudly and pass as skipped, unless
@@ -21,6 +21,8 @@ mod store;
 const STORE_UNDER_TEST: server::TestStore = server::TestStore::Postgres;
 #[path = "service/calls.rs"]
 mod calls;
+#[path = "service/catalog.rs"]
+mod catalog;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
 #[path = "durability/server_durability.rs"]

@@ -11,6 +11,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 
 #[path = "service/calls.rs"]
 mod calls;
+#[path = "service/catalog.rs"]
+mod catalog;
 #[path = "service/contract.rs"]
 mod contract;
 #[path = "service/lifecycle.rs"]

@@ -1,7 +1,9 @@
-//! What identifies a game besides its history: its id, variant, start and creation time.
+//! What identifies a game besides its history: its id, variant, start, creation time and
+//! the caller's PGN tags.
 //! A domain concept (the store keeps it, the registry and the service answer with it), so
 //! it lives here, below every layer that uses it.
 
+use super::Tags;
 use crate::rules::Variant;
 
 /// How a game started: what is needed to rebuild its start position.
@@ -26,4 +28,7 @@ pub struct GameMeta {
     pub start: Start,
     /// When the game was created, milliseconds since the Unix epoch.
     pub created_unix_ms: u64,
+    /// The PGN tags the caller set (checked); written into the game's PGN and kept in its
+    /// record (format version 2; records without tags read as none).
+    pub tags: Tags,
 }

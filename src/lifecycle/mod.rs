@@ -42,6 +42,7 @@ mod game;
 mod meta;
 pub mod opening;
 pub mod pgn;
+pub mod tags;
 
 pub use clock::{
     ClockReading, ClockStart, MAX_ADD_TIME_MS, MAX_INCREMENT_MS, MAX_INITIAL_MS, TimeControl,
@@ -51,6 +52,7 @@ pub use event::{ClaimRule, Event, EventRecord, LogEntry, Status};
 pub use game::{Match, Refusal, ReplayError};
 pub use meta::{GameMeta, Start};
 pub use opening::Opening;
+pub use tags::{TagError, Tags};
 
 #[cfg(test)]
 mod tests;

@@ -591,7 +591,7 @@ fn the_opening_follows_moves_and_undos_and_reaches_the_pgn() {
         (najdorf.eco, najdorf.name, najdorf.ply),
         ("B90", "Sicilian Defense: Najdorf Variation", 10)
     );
-    let pgn = pgn::to_pgn(&m, &m.game().san_moves());
+    let pgn = pgn::to_pgn(&m, &m.game().san_moves(), &Tags::none());
     assert!(
         pgn.contains("[ECO \"B90\"]\n[Opening \"Sicilian Defense: Najdorf Variation\"]\n"),
         "{pgn}"
@@ -602,4 +602,73 @@ fn the_opening_follows_moves_and_undos_and_reaches_the_pgn() {
     let back = Match::replay(*m.game().start(), None, m.log()).expect("replays");
     assert_eq!(back.opening(), m.opening());
     assert_eq!(Match::from_moves(m.game().clone()).opening(), m.opening());
+}
+
+/// The export order: the roster with the caller's values, the server's tags (start, time
+/// control, termination, opening), then the caller's other tags by name, escaped.
+#[test]
+fn pgn_tags_come_in_the_documented_order() {
+    let tags = Tags::new([
+        ("zeta", "last"),
+        ("White", "Anand, V."),
+        ("Annotator", "say \"hi\" \\ there"),
+        ("ECO", "Z99"),
+        ("Opening", "Mine"),
+        ("Event", "Test"),
+        ("Date", "2026.12.01"),
+        ("Board", "3"),
+    ])
+    .expect("valid tags");
+    let control = TimeControl::new(60_000, 1_000).expect("valid");
+    let mut m = Match::timed(Position::new(), control, 0);
+    play_all(&mut m, 10, &["e4", "e5"]);
+    m.resign(20, Color::White).expect("resigns");
+    let pgn = pgn::to_pgn(&m, &m.game().san_moves(), &tags);
+    let header: Vec<&str> = pgn.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        header,
+        [
+            "[Event \"Test\"]",
+            "[Site \"?\"]",
+            "[Date \"2026.12.01\"]",
+            "[Round \"?\"]",
+            "[White \"Anand, V.\"]",
+            "[Black \"?\"]",
+            "[Result \"0-1\"]",
+            "[TimeControl \"60+1\"]",
+            "[Termination \"normal\"]",
+            "[ECO \"C20\"]",
+            "[Opening \"King's Pawn Game\"]",
+            "[Annotator \"say \\\"hi\\\" \\\\ there\"]",
+            "[Board \"3\"]",
+            "[zeta \"last\"]",
+        ],
+        "{pgn}"
+    );
+
+    // No named opening (a Chess960 start): the start tags first, and the caller's ECO
+    // and Opening in the opening's place.
+    let start = crate::rules::chess960::start_position(0, crate::rules::Variant::Chess960)
+        .expect("a Chess960 number");
+    let m = Match::untimed(start);
+    let pgn = pgn::to_pgn(&m, &[], &tags);
+    let header: Vec<&str> = pgn.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        &header[6..9],
+        ["[Result \"*\"]", "[Variant \"Chess960\"]", "[SetUp \"1\"]"]
+    );
+    assert!(header[9].starts_with("[FEN \""), "{pgn}");
+    assert_eq!(
+        &header[10..],
+        [
+            "[ECO \"Z99\"]",
+            "[Opening \"Mine\"]",
+            "[Annotator \"say \\\"hi\\\" \\\\ there\"]",
+            "[Board \"3\"]",
+            "[zeta \"last\"]",
+        ]
+    );
+    // The same tags given in another order export the same text.
+    let again = Tags::new(tags.iter().collect::<Vec<_>>().into_iter().rev()).expect("valid");
+    assert_eq!(pgn::to_pgn(&m, &[], &again), pgn);
 }

@@ -119,6 +119,12 @@ impl Cache {
             .map(|slot| slot.cell.clone())
     }
 
+    /// The cell of game `id` if it is cached (held by someone or not).
+    pub(super) fn cached_cell(&self, id: &str) -> Option<Arc<Cell>> {
+        let shard = self.shard(id).ok()?;
+        shard.slots.get(id).map(|slot| slot.cell.clone())
+    }
+
     /// The ids of the games someone besides the cache holds (see [`Cache::held_cell`]).
     pub(super) fn held_ids(&self) -> Vec<String> {
         self.shards

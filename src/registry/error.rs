@@ -36,6 +36,19 @@ pub enum RegistryError {
         /// The game.
         id: String,
     },
+    /// The game is not at the version the caller expected (a delete with an expected
+    /// version): nothing was changed.
+    #[error(
+        "game '{id}' is at version {current}, not the expected version {expected}; read the game (GetGame) and decide again at version {current}"
+    )]
+    VersionMismatch {
+        /// The game.
+        id: String,
+        /// The version the caller expected.
+        expected: u64,
+        /// The version it is at.
+        current: u64,
+    },
     /// A spectator asked for events from a version the game has not reached.
     #[error("game '{id}' is at version {current}; version {from} is ahead of it")]
     VersionAhead {

@@ -24,6 +24,7 @@
 //!   games have a flag timer ([`flag_timer`]).
 
 mod cache;
+mod catalog;
 mod entry;
 mod error;
 mod flag_timer;
@@ -34,6 +35,7 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedMutexGuard, watch};
 
+pub use catalog::GamePage;
 pub use entry::{GameEntry, PlayedMove};
 pub use error::RegistryError;
 pub use spectators::{Published, Subscription, WatchItem};

@@ -89,6 +89,7 @@ impl Registry {
                 }
                 match change {
                     Ok(StoreChange::Game { id, version }) => registry.catch_up(id, Some(version)),
+                    Ok(StoreChange::Deleted { id }) => registry.forget_deleted(id),
                     Ok(StoreChange::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
                         for id in registry.cache.held_ids() {
                             registry.catch_up(id, None);

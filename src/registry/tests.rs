@@ -5,7 +5,28 @@ use std::time::Duration;
 use super::*;
 use crate::lifecycle::{Refusal, Start};
 use crate::rules::{Position, Variant};
-use crate::store::{LoadedGame, MemoryStore, StoreChange, StoreFuture};
+use crate::store::{ListPage, LoadedGame, MemoryStore, StatusFilter, StoreChange, StoreFuture};
+
+/// The catalog calls of a test store, passed to the store it wraps.
+macro_rules! delegate_catalog {
+    ($inner:tt) => {
+        fn list<'a>(
+            &'a self,
+            filter: StatusFilter,
+            after: Option<&'a str>,
+            limit: usize,
+        ) -> StoreFuture<'a, ListPage> {
+            self.$inner.list(filter, after, limit)
+        }
+        fn delete<'a>(
+            &'a self,
+            id: &'a str,
+            expected: Option<u64>,
+        ) -> StoreFuture<'a, Option<u64>> {
+            self.$inner.delete(id, expected)
+        }
+    };
+}
 
 fn meta(id: &str) -> GameMeta {
     GameMeta {
@@ -13,6 +34,7 @@ fn meta(id: &str) -> GameMeta {
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms: 0,
+        tags: crate::lifecycle::Tags::none(),
     }
 }
 
@@ -103,6 +125,7 @@ struct CountingStore {
 }
 
 impl GameStore for CountingStore {
+    delegate_catalog!(inner);
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         self.inner.create(meta, game)
     }
@@ -174,6 +197,7 @@ async fn unknown_games_are_not_found_and_existing_ids_are_kept() {
 struct FailingStore(MemoryStore);
 
 impl GameStore for FailingStore {
+    delegate_catalog!(0);
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         self.0.create(meta, game)
     }
@@ -209,6 +233,7 @@ async fn a_failed_write_is_not_visible_afterwards() {
 struct DamagedStore(MemoryStore);
 
 impl GameStore for DamagedStore {
+    delegate_catalog!(0);
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         self.0.create(meta, game)
     }
@@ -286,6 +311,7 @@ impl RacingStore {
 }
 
 impl GameStore for RacingStore {
+    delegate_catalog!(inner);
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         self.inner.create(meta, game)
     }
@@ -448,6 +474,23 @@ impl SharedStore {
 }
 
 impl GameStore for SharedStore {
+    fn list<'a>(
+        &'a self,
+        filter: StatusFilter,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, ListPage> {
+        self.inner.list(filter, after, limit)
+    }
+    fn delete<'a>(&'a self, id: &'a str, expected: Option<u64>) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            let deleted = self.inner.delete(id, expected).await?;
+            if deleted.is_some() && self.announce {
+                let _ = self.feed.send(StoreChange::Deleted { id: id.to_string() });
+            }
+            Ok(deleted)
+        })
+    }
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             self.inner.create(meta, game).await?;
@@ -591,4 +634,206 @@ async fn a_store_only_this_process_writes_is_never_asked_for_versions() {
         ply(&registry, "g").await.unwrap();
     }
     assert_eq!(store.loads.load(Ordering::SeqCst), loads);
+}
+
+async fn resign(registry: &Arc<Registry>, id: &str) {
+    registry
+        .update(id.to_string(), |e, now| {
+            e.resign(now, crate::rules::Color::White)
+                .map_err(CallError::Refused)
+        })
+        .await
+        .expect("resigns");
+}
+
+/// The ids a listing answers, page by page, and the resume points.
+async fn list_ids(
+    registry: &Arc<Registry>,
+    filter: StatusFilter,
+    limit: usize,
+) -> (Vec<Vec<String>>, usize) {
+    let mut pages = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = registry
+            .list_games(filter, after.as_deref(), limit, |e, _| e.meta().id.clone())
+            .await
+            .expect("lists");
+        pages.push(page.games);
+        match page.resume_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    let total = pages.iter().map(Vec::len).sum();
+    (pages, total)
+}
+
+#[tokio::test]
+async fn listing_pages_through_games_in_id_order_by_status() {
+    let registry = registry(64);
+    for id in ["b", "a", "c2", "c10", "Z", "é"] {
+        create(&registry, id).await.unwrap();
+    }
+    resign(&registry, "c2").await;
+    resign(&registry, "Z").await;
+    let (pages, total) = list_ids(&registry, StatusFilter::All, 4).await;
+    assert_eq!(
+        pages,
+        [vec!["Z", "a", "b", "c10"], vec!["c2", "é"]],
+        "byte order, in pages of 4, no empty last page"
+    );
+    assert_eq!(total, 6);
+    let (pages, _) = list_ids(&registry, StatusFilter::Ended, 1).await;
+    assert_eq!(pages, [vec!["Z"], vec!["c2"]]);
+    let (pages, _) = list_ids(&registry, StatusFilter::InProgress, 10).await;
+    assert_eq!(pages, [vec!["a", "b", "c10", "é"]]);
+    // Resuming after an id that is not a game starts at the next one.
+    let page = registry
+        .list_games(StatusFilter::All, Some("c"), 2, |e, _| e.meta().id.clone())
+        .await
+        .unwrap();
+    assert_eq!(page.games, ["c10", "c2"]);
+    assert_eq!(page.resume_after.as_deref(), Some("c2"));
+}
+
+#[tokio::test]
+async fn a_listing_reuses_cached_games_and_loads_the_others() {
+    let store = Arc::new(CountingStore::default());
+    let registry = Arc::new(Registry::new(store.clone(), 64));
+    create(&registry, "g1").await.unwrap();
+    play(&registry, "g1", "e2e4").await.unwrap();
+    // A game only the store has (another registry wrote it).
+    let other = Arc::new(Registry::new(store.clone(), 4));
+    create(&other, "g2").await.unwrap();
+    play(&other, "g2", "d2d4").await.unwrap();
+    let loads = store.loads.load(Ordering::SeqCst);
+    let page = registry
+        .list_games(StatusFilter::All, None, 10, |e, _| {
+            (e.meta().id.clone(), e.lifecycle().version(), e.game().ply())
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.games, [("g1".into(), 1, 1), ("g2".into(), 1, 1)]);
+    assert_eq!(
+        store.loads.load(Ordering::SeqCst),
+        loads + 1,
+        "g1 came from the cache, g2 from the store"
+    );
+}
+
+#[tokio::test]
+async fn a_replica_lists_the_stored_version_not_its_stale_copy() {
+    let store = SharedStore::new(false);
+    let (a, b) = replicas(&store);
+    create(&a, "g").await.unwrap();
+    assert_eq!(ply(&b, "g").await.unwrap(), 0);
+    play(&a, "g", "e2e4").await.unwrap();
+    // b holds version 0, unannounced; the listing says version 1 is stored.
+    let page = b
+        .list_games(StatusFilter::All, None, 10, |e, _| e.lifecycle().version())
+        .await
+        .unwrap();
+    assert_eq!(page.games, [1]);
+}
+
+#[tokio::test]
+async fn a_flag_that_fell_is_recorded_before_the_listing_filters() {
+    let registry = registry(16);
+    let control = crate::lifecycle::TimeControl::new(1, 0).expect("a valid control");
+    registry
+        .create(
+            meta("t"),
+            Match::timed(Position::new(), control, now_ms()),
+            |_| Err(CallError::Exists),
+            |_, _| (),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let (pages, _) = list_ids(&registry, StatusFilter::InProgress, 10).await;
+    assert_eq!(pages, [Vec::<String>::new()]);
+    let (pages, _) = list_ids(&registry, StatusFilter::Ended, 10).await;
+    assert_eq!(pages, [vec!["t"]]);
+}
+
+#[tokio::test]
+async fn delete_checks_the_version_and_removes_the_game() {
+    let registry = registry(16);
+    create(&registry, "g").await.unwrap();
+    play(&registry, "g", "e2e4").await.unwrap();
+    assert_eq!(
+        registry.delete_game("g", Some(0)).await,
+        Err(RegistryError::VersionMismatch {
+            id: "g".into(),
+            expected: 0,
+            current: 1
+        })
+    );
+    assert_eq!(
+        ply(&registry, "g").await,
+        Ok(1),
+        "a refused delete changes nothing"
+    );
+    assert_eq!(registry.delete_game("g", Some(1)).await, Ok(1));
+    assert_eq!(
+        ply(&registry, "g").await,
+        Err(RegistryError::NotFound { id: "g".into() })
+    );
+    // Deleting again, or a game that never was: not found, with or without a version.
+    for expected in [None, Some(1)] {
+        assert_eq!(
+            registry.delete_game("g", expected).await,
+            Err(RegistryError::NotFound { id: "g".into() })
+        );
+    }
+    let (pages, _) = list_ids(&registry, StatusFilter::All, 10).await;
+    assert_eq!(pages, [Vec::<String>::new()]);
+    // The id is free again.
+    assert!(create(&registry, "g").await.unwrap());
+    assert_eq!(ply(&registry, "g").await, Ok(0));
+}
+
+/// The next item of a stream, within a bound.
+async fn next_item(subscription: &mut Subscription) -> WatchItem {
+    tokio::time::timeout(Duration::from_secs(5), subscription.next())
+        .await
+        .expect("the stream answers in time")
+}
+
+#[tokio::test]
+async fn a_delete_ends_the_spectators_streams_with_not_found() {
+    let registry = registry(16);
+    create(&registry, "g").await.unwrap();
+    play(&registry, "g", "e2e4").await.unwrap();
+    let mut watching = registry.subscribe("g", 1).await.unwrap();
+    assert!(
+        matches!(next_item(&mut watching).await, WatchItem::Event(e) if e.record().version == 1)
+    );
+    registry.delete_game("g", None).await.unwrap();
+    match next_item(&mut watching).await {
+        WatchItem::End(RegistryError::NotFound { id }) => assert_eq!(id, "g"),
+        other => panic!("expected the stream to end with NotFound, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_delete_on_one_replica_ends_the_spectators_on_another() {
+    for announce in [true, false] {
+        let store = SharedStore::new(announce);
+        let (a, b) = replicas(&store);
+        b.follow_store();
+        create(&a, "g").await.unwrap();
+        let mut watching = b.subscribe("g", 1).await.unwrap();
+        a.delete_game("g", Some(0)).await.unwrap();
+        // Announced: at once; lost: at the one-second recheck.
+        match next_item(&mut watching).await {
+            WatchItem::End(RegistryError::NotFound { id }) => assert_eq!(id, "g"),
+            other => panic!("announce {announce}: expected NotFound, got {other:?}"),
+        }
+        assert_eq!(
+            ply(&b, "g").await,
+            Err(RegistryError::NotFound { id: "g".into() })
+        );
+    }
 }

@@ -234,7 +234,7 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String], view: View) -> pb:
         can_claim_threefold: going && game.can_claim_threefold(),
         can_claim_fifty_moves: going && game.can_claim_fifty_moves(),
         pgn: if full {
-            crate::lifecycle::pgn::to_pgn(m, san)
+            crate::lifecycle::pgn::to_pgn(m, san, &meta.tags)
         } else {
             String::new()
         },
@@ -243,7 +243,11 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String], view: View) -> pb:
         draw_offered_by: opt_color_to_pb(m.offer()),
         version: m.version(),
         opening: m.opening().map(pb::Opening::from),
-        tags: Default::default(),
+        tags: meta
+            .tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     }
 }
 

@@ -189,6 +189,38 @@ pub enum ServiceError {
         /// The game's actual version.
         current: u64,
     },
+    /// NewGame's PGN tags break a tag rule (one the server owns, a name that is not a PGN
+    /// tag name, a value with control characters, too many or too long).
+    #[error("invalid tags: {0}")]
+    InvalidTag(crate::lifecycle::TagError),
+    /// A ListGames page size below 0.
+    #[error("invalid page_size: {why}")]
+    InvalidPageSize {
+        /// Why.
+        why: String,
+    },
+    /// A ListGames page token this server did not make, or made for another filter.
+    #[error("invalid page_token: {why}")]
+    InvalidPageToken {
+        /// Why.
+        why: String,
+    },
+    /// A StatusFilter enum value that is unknown.
+    #[error(
+        "invalid status_filter: {value} is not a known StatusFilter; use STATUS_FILTER_ALL, STATUS_FILTER_IN_PROGRESS or STATUS_FILTER_ENDED (or leave it unset for all)"
+    )]
+    InvalidStatusFilter {
+        /// The value sent.
+        value: i32,
+    },
+    /// A repeated NewGame on a caller-chosen id whose game has other PGN tags.
+    #[error(
+        "game '{id}' already exists with other PGN tags; choose another game_id, or repeat the request with no tags or the same tags to get the existing game"
+    )]
+    GameAlreadyExistsWithOtherTags {
+        /// The id.
+        id: String,
+    },
     /// A GameView enum value that is unknown.
     #[error(
         "invalid view: {value} is not a known GameView; use GAME_VIEW_BASIC or GAME_VIEW_FULL (or leave it unset for the full view)"
@@ -512,6 +544,10 @@ impl ServiceError {
             | InvalidClockStart { .. }
             | InvalidAddTime { .. }
             | InvalidView { .. }
+            | InvalidTag(_)
+            | InvalidPageSize { .. }
+            | InvalidPageToken { .. }
+            | InvalidStatusFilter { .. }
             | InvalidColor { .. } => Code::InvalidArgument,
             IllegalMove(_)
             | AmbiguousMove(_)
@@ -529,7 +565,7 @@ impl ServiceError {
             VersionAhead { .. } => Code::OutOfRange,
             GameNotFound { .. } => Code::NotFound,
             PlyMismatch { .. } | VersionMismatch { .. } | ConcurrentChange { .. } => Code::Aborted,
-            GameAlreadyExists { .. } => Code::AlreadyExists,
+            GameAlreadyExists { .. } | GameAlreadyExistsWithOtherTags { .. } => Code::AlreadyExists,
             TooManyPerfts { .. } | DiskFull(_) => Code::ResourceExhausted,
             DeadlineExceeded { .. } | PerftTimeLimit { .. } => Code::DeadlineExceeded,
             Cancelled => Code::Cancelled,
@@ -570,10 +606,16 @@ impl ServiceError {
             VersionMismatch { .. } => R::VersionMismatch,
             InvalidColor { .. } => R::InvalidColor,
             InvalidView { .. } => R::InvalidView,
+            InvalidTag(_) => R::InvalidTag,
+            InvalidPageSize { .. } => R::InvalidPageSize,
+            InvalidPageToken { .. } => R::InvalidPageToken,
+            InvalidStatusFilter { .. } => R::InvalidStatusFilter,
             GameNotFound { .. } => R::GameNotFound,
             PlyMismatch { .. } => R::PlyMismatch,
             ConcurrentChange { .. } => R::ConcurrentChange,
-            GameAlreadyExists { .. } => R::GameAlreadyExists,
+            GameAlreadyExists { .. } | GameAlreadyExistsWithOtherTags { .. } => {
+                R::GameAlreadyExists
+            }
             InvalidGameId { .. } => R::InvalidGameId,
             MissingField { .. } => R::MissingField,
             ConflictingFields { .. } => R::ConflictingFields,
@@ -612,6 +654,7 @@ impl ServiceError {
         };
         match self {
             InvalidFen { source, .. } => put("fen_field", source.field().to_string()),
+            InvalidTag(e) => put("tag", e.tag().to_string()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
                 put("status", status_name(*status).to_string());
@@ -620,6 +663,7 @@ impl ServiceError {
             | GameNotFound { id }
             | ConcurrentChange { id }
             | GameAlreadyExists { id, .. }
+            | GameAlreadyExistsWithOtherTags { id }
             | NoDrawOffer { id }
             | GameUntimed { id }
             | ClaimRefused { id, .. } => put("game_id", id.clone()),
@@ -725,6 +769,13 @@ impl ServiceError {
                 vec![(field, format!("{value} is not a known Color"))]
             }
             InvalidView { value } => vec![("view", format!("{value} is not a known GameView"))],
+            InvalidTag(e) => vec![("tags", e.to_string())],
+            InvalidPageSize { why } => vec![("page_size", why.clone())],
+            InvalidPageToken { why } => vec![("page_token", why.clone())],
+            InvalidStatusFilter { value } => vec![(
+                "status_filter",
+                format!("{value} is not a known StatusFilter"),
+            )],
             InvalidClockStart { value } => vec![(
                 "time_control.clock_start",
                 format!("{value} is not a known ClockStart"),

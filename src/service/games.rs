@@ -107,6 +107,8 @@ impl ChessService {
     ) -> Result<pb::NewGameResponse, ServiceError> {
         let requested = RequestedStart::of(&req)?;
         let view = view_from_pb(req.view)?;
+        let tags = super::catalog::tags_from_pb(&req.tags)?;
+        let tags_named = !req.tags.is_empty();
         let answer = move |e: &mut GameEntry, now| views::game(e, now, view);
         // The clock of a timed game starts now.
         let created_unix_ms = now_ms();
@@ -117,12 +119,17 @@ impl ChessService {
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
+                tags: tags.clone(),
             };
             let existing = move |e: &GameEntry| {
-                if requested.accepts(e) {
-                    Ok(())
-                } else {
+                if !requested.accepts(e) {
                     Err(already_exists(e))
+                } else if tags_named && e.meta().tags != tags {
+                    Err(ServiceError::GameAlreadyExistsWithOtherTags {
+                        id: e.meta().id.clone(),
+                    })
+                } else {
+                    Ok(())
                 }
             };
             let (game, _) = self.registry.create(meta, game, existing, answer).await?;
@@ -135,6 +142,7 @@ impl ChessService {
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
+                tags: tags.clone(),
             };
             let taken = |e: &GameEntry| Err(already_exists(e));
             match self

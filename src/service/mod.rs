@@ -19,6 +19,7 @@
 
 pub mod auth;
 mod call;
+mod catalog;
 pub mod convert;
 pub mod cpu_pool;
 pub mod error;
@@ -114,6 +115,15 @@ impl From<RegistryError> for ServiceError {
             RegistryError::Store(e) => ServiceError::from_store(e),
             RegistryError::Refused { id, refusal } => ServiceError::from_refusal(&id, refusal, ""),
             RegistryError::ConcurrentChange { id } => ServiceError::ConcurrentChange { id },
+            RegistryError::VersionMismatch {
+                id,
+                expected,
+                current,
+            } => ServiceError::VersionMismatch {
+                id,
+                expected,
+                current,
+            },
             RegistryError::VersionAhead { id, from, current } => {
                 ServiceError::VersionAhead { id, from, current }
             }
@@ -239,15 +249,17 @@ impl grpc::chess_service_server::ChessService for ChessService {
 
     async fn list_games(
         &self,
-        _request: Request<pb::ListGamesRequest>,
+        request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, tonic::Status> {
-        Err(tonic::Status::unimplemented("ListGames: not yet"))
+        self.serve("ListGames", request, |r| self.list_games(r))
+            .await
     }
 
     async fn delete_game(
         &self,
-        _request: Request<pb::DeleteGameRequest>,
+        request: Request<pb::DeleteGameRequest>,
     ) -> Result<Response<pb::DeleteGameResponse>, tonic::Status> {
-        Err(tonic::Status::unimplemented("DeleteGame: not yet"))
+        self.serve("DeleteGame", request, |r| self.delete_game(r))
+            .await
     }
 }

@@ -17,8 +17,11 @@
 //! - A game's log only grows (append-only), so a backend may encode only what was
 //!   appended since its last write; it must still be correct (if slower) when handed a
 //!   game whose log does not extend the last one it wrote.
+//! - `list` walks games in game-id byte order (the order of the ids' UTF-8 bytes, the
+//!   same in every backend), filtered by status; `delete` removes a game and its whole
+//!   history, durably when its future resolves, checking the version like `save`.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -116,9 +119,58 @@ impl StoreError {
     }
 }
 
+/// Which games a listing returns, by status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum StatusFilter {
+    /// Every game.
+    #[default]
+    All,
+    /// Games still going.
+    InProgress,
+    /// Games that have ended (on the board, by a player or by the clock).
+    Ended,
+}
+
+impl StatusFilter {
+    /// Whether a game of status `ended` (true: over) passes the filter.
+    pub fn admits(self, ended: bool) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::InProgress => !ended,
+            StatusFilter::Ended => ended,
+        }
+    }
+}
+
+/// A game a listing found: its id and the version stored when it was listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGame {
+    /// The game's id.
+    pub id: String,
+    /// Its stored version (a cached game at this version is current).
+    pub version: u64,
+}
+
+/// One page of a listing ([`GameStore::list`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListPage {
+    /// The games, in game-id byte order.
+    pub games: Vec<ListedGame>,
+    /// Where the next page starts (pass it as `after`): the last id this page covered,
+    /// when games may follow it. `None`: no game of the filter comes after this page. A
+    /// store may cover fewer games than asked (it bounds the work of one call), so a page
+    /// can be short and still not the last.
+    pub resume_after: Option<String>,
+}
+
 /// A change a shared store announces (see [`PgStore::changes`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreChange {
+    /// Game `id` was deleted (by any replica): drop it and end its spectators.
+    Deleted {
+        /// The game.
+        id: String,
+    },
     /// Game `id` was committed at `version` (by any replica).
     Game {
         /// The game.
@@ -172,6 +224,25 @@ pub trait GameStore: Send + Sync + 'static {
     ) -> StoreFuture<'a, ()>;
     /// Reads and replays a game; Ok(None) if there is none.
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
+    /// Lists the games of `filter` whose ids come after `after` (all of them for `None`)
+    /// in game-id byte order, at most `limit` (see [`ListPage`]). A listing is no
+    /// snapshot: games created or deleted meanwhile may or may not appear on later pages.
+    fn list<'a>(
+        &'a self,
+        filter: StatusFilter,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, ListPage>;
+    /// Removes game `id` and its whole history. With `expected_version`, only if it is
+    /// stored at that version: [`StoreError::Conflict`] with the stored version
+    /// otherwise. Returns the version deleted, or `None` when there is no such game (also
+    /// with an expected version). Resolves once the removal is durable; a crash before
+    /// then leaves the whole game or none of it.
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: Option<u64>,
+    ) -> StoreFuture<'a, Option<u64>>;
     /// Makes everything written so far durable (shutdown).
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()>;
 
@@ -221,7 +292,7 @@ pub trait GameStore: Send + Sync + 'static {
 /// A store that keeps games in memory only, for tests: nothing survives the process.
 #[derive(Default)]
 pub struct MemoryStore {
-    games: Mutex<HashMap<String, LoadedGame>>,
+    games: Mutex<BTreeMap<String, LoadedGame>>,
 }
 
 impl MemoryStore {
@@ -265,6 +336,52 @@ impl MemoryStore {
         );
         Ok(())
     }
+
+    fn list_now(
+        &self,
+        filter: StatusFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, StoreError> {
+        use std::ops::Bound;
+        let games = self.games.lock().map_err(|_| StoreError::Closed)?;
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut matching = games
+            .range::<str, _>((from, Bound::Unbounded))
+            .filter(|(_, g)| filter.admits(g.game.status().is_over()));
+        let page: Vec<ListedGame> = matching
+            .by_ref()
+            .take(limit.max(1))
+            .map(|(id, g)| ListedGame {
+                id: id.clone(),
+                version: g.game.version(),
+            })
+            .collect();
+        let more = matching.next().is_some();
+        Ok(ListPage {
+            resume_after: if more {
+                page.last().map(|g| g.id.clone())
+            } else {
+                None
+            },
+            games: page,
+        })
+    }
+
+    fn delete_now(&self, id: &str, expected: Option<u64>) -> Result<Option<u64>, StoreError> {
+        let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
+        let Some(current) = games.get(id).map(|g| g.game.version()) else {
+            return Ok(None);
+        };
+        if expected.is_some_and(|v| v != current) {
+            return Err(StoreError::Conflict {
+                id: id.to_string(),
+                current,
+            });
+        }
+        games.remove(id);
+        Ok(Some(current))
+    }
 }
 
 impl GameStore for MemoryStore {
@@ -292,6 +409,23 @@ impl GameStore for MemoryStore {
             .map_err(|_| StoreError::Closed)
             .map(|games| games.get(id).cloned());
         Box::pin(std::future::ready(loaded))
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: StatusFilter,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, ListPage> {
+        Box::pin(std::future::ready(self.list_now(filter, after, limit)))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: Option<u64>,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(std::future::ready(self.delete_now(id, expected_version)))
     }
 
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {

@@ -50,7 +50,10 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::lifecycle::{Match, Status};
 
 use super::codec;
-use super::{GameMeta, GameStore, LoadedGame, StoreChange, StoreError, StoreFuture};
+use super::{
+    GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreChange, StoreError,
+    StoreFuture,
+};
 
 /// The channel every committed change is announced on (payload `<id> <version>`).
 pub const CHANNEL: &str = "chess_games";
@@ -85,6 +88,15 @@ const MIGRATIONS: &[(i32, &str)] = &[
         "DROP INDEX chess_games_status;
      CREATE INDEX chess_games_status ON chess_games (status, id);
      ALTER TABLE chess_games SET (fillfactor = 50)",
+    ),
+    // Listing walks ids in byte order (the embedded store's order, whatever the
+    // database's collation): indexes in the "C" collation, for all games and by status.
+    // Neither holds a column a move changes, so untimed Plays stay HOT updates.
+    (
+        3,
+        "DROP INDEX chess_games_status;
+     CREATE INDEX chess_games_status ON chess_games (status, id COLLATE \"C\");
+     CREATE INDEX chess_games_id_bytes ON chess_games (id COLLATE \"C\")",
     ),
 ];
 
@@ -256,6 +268,21 @@ const VERSION: &str = "SELECT version FROM chess_games WHERE id = $1";
 
 const LOAD: &str = "SELECT version, record FROM chess_games WHERE id = $1";
 
+/// `$1` the id to list after (`''` for the first page), `$2` how many rows.
+const LIST_ALL: &str = "SELECT id, version FROM chess_games
+    WHERE id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
+const LIST_IN_PROGRESS: &str = "SELECT id, version FROM chess_games
+    WHERE status = 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
+const LIST_ENDED: &str = "SELECT id, version FROM chess_games
+    WHERE status <> 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
+
+/// `$1` the id, `$2` the expected version or NULL.
+const DELETE: &str = "DELETE FROM chess_games
+    WHERE id = $1 AND ($2::bigint IS NULL OR version = $2) RETURNING version";
+
+/// The payload word announcing a deletion in place of a version (`<id> deleted`).
+const DELETED: &str = "deleted";
+
 impl PgStore {
     /// Connects, creates or migrates the schema (safe when several replicas start at
     /// once), checks the server's durability settings, and starts the listener (change
@@ -415,6 +442,79 @@ impl PgStore {
         decode_row(id, version, &record).map(Some)
     }
 
+    /// One page of a listing, in id byte order (see [`GameStore::list`]): one indexed
+    /// query for `limit + 1` rows (the extra row says whether a next page exists).
+    pub async fn list(
+        &self,
+        filter: StatusFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, StoreError> {
+        let limit = limit.clamp(1, 100_000);
+        let sql = match filter {
+            StatusFilter::All => LIST_ALL,
+            StatusFilter::InProgress => LIST_IN_PROGRESS,
+            StatusFilter::Ended => LIST_ENDED,
+        };
+        let after = after.unwrap_or("");
+        let rows_wanted = (limit + 1) as i64;
+        let rows: Vec<(String, i64)> = self
+            .inner
+            .run(|client| async move {
+                let stmt = client.prepare_cached(sql).await?;
+                let rows = client.query(&stmt, &[&after, &rows_wanted]).await?;
+                Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            })
+            .await?;
+        let more = rows.len() > limit;
+        let games: Vec<ListedGame> = rows
+            .into_iter()
+            .take(limit)
+            .map(|(id, version)| ListedGame {
+                id,
+                version: version.max(0) as u64,
+            })
+            .collect();
+        Ok(ListPage {
+            resume_after: if more {
+                games.last().map(|g| g.id.clone())
+            } else {
+                None
+            },
+            games,
+        })
+    }
+
+    /// Deletes a game's row (at `expected_version`, when given); `None` when there is no
+    /// such game. Committed when it returns; announced to the other replicas (`<id>
+    /// deleted`), which drop the game and end its spectators' streams.
+    pub async fn delete(
+        &self,
+        id: &str,
+        expected_version: Option<u64>,
+    ) -> Result<Option<u64>, StoreError> {
+        let expected = expected_version.map(|v| to_i64(v, "version")).transpose()?;
+        let deleted: Option<i64> = self
+            .inner
+            .run(|client| async move {
+                let stmt = client.prepare_cached(DELETE).await?;
+                let row = client.query_opt(&stmt, &[&id, &expected]).await?;
+                Ok(row.map(|r| r.get(0)))
+            })
+            .await?;
+        if let Some(version) = deleted {
+            let _ = self.inner.committed.send(format!("{id} {DELETED}"));
+            return Ok(Some(version.max(0) as u64));
+        }
+        match self.stored_version(id).await? {
+            None => Ok(None),
+            Some(current) => Err(StoreError::Conflict {
+                id: id.to_string(),
+                current,
+            }),
+        }
+    }
+
     /// Every change is committed when its call returns: nothing to flush.
     pub async fn flush(&self) -> Result<(), StoreError> {
         Ok(())
@@ -454,6 +554,23 @@ impl GameStore for PgStore {
 
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
         Box::pin(PgStore::load(self, id))
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: StatusFilter,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, ListPage> {
+        Box::pin(PgStore::list(self, filter, after, limit))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: Option<u64>,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(PgStore::delete(self, id, expected_version))
     }
 
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
@@ -858,10 +975,13 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// One line of a payload, `<id> <version>`: the id may not contain a space (ids are
-/// checked by the service), so split at the last one anyway.
+/// One line of a payload, `<id> <version>` or `<id> deleted`: the id may not contain a
+/// space (ids are checked by the service), so split at the last one anyway.
 fn parse_payload(payload: &str) -> Option<StoreChange> {
     let (id, version) = payload.rsplit_once(' ')?;
+    if version == DELETED {
+        return Some(StoreChange::Deleted { id: id.to_string() });
+    }
     Some(StoreChange::Game {
         id: id.to_string(),
         version: version.parse().ok()?,
@@ -880,6 +1000,10 @@ mod tests {
                 id: "g1".into(),
                 version: 42
             })
+        );
+        assert_eq!(
+            parse_payload("g 1 deleted"),
+            Some(StoreChange::Deleted { id: "g 1".into() })
         );
         assert_eq!(parse_payload("nospace"), None);
         assert_eq!(parse_payload("g1 x"), None);

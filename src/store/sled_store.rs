@@ -6,6 +6,12 @@
 //! so start-up time does not grow with the number of games. Games are read and replayed
 //! only by [`GameStore::load`], on the blocking pool.
 //!
+//! Listing by status reads the `ended` tree: one key per game that is over (the game id,
+//! no value), written in the same sled transaction as the game's record whenever a write
+//! changes whether the game is over (and removed with it by a delete), so a crash never
+//! leaves the index and the games apart. Deleting a game removes its record and its index
+//! key in one transaction; the delete is acknowledged once durable, as every write.
+//!
 //! A save checks the version it replaces: the store remembers the version of each record
 //! it wrote or read (beside the record's cached encoding) and, when it does not, reads it
 //! from the record. sled is one process's, so the check and the write, made under a lock
@@ -27,7 +33,12 @@ use crate::rules::Variant;
 
 use super::codec::{self, RecordEncoder};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
-use super::{Durable, GameMeta, GameStore, LoadedGame, Start, StoreError, StoreFuture};
+use super::{
+    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, Start, StatusFilter,
+    StoreError, StoreFuture,
+};
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 /// What "durable" means when a ticket resolves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -126,9 +137,16 @@ impl SledConfig {
 }
 
 /// The store layout this build writes, kept under `meta/layout`. A data directory with a
-/// newer layout is refused at open.
-pub const LAYOUT_VERSION: u8 = 1;
+/// newer layout is refused at open. Layout 2 adds the `ended` tree (the index of games
+/// that are over, for listing by status); a layout 1 directory gets it built once at
+/// open (every game read once), then is marked layout 2.
+pub const LAYOUT_VERSION: u8 = 2;
 const GAMES_TREE: &str = "games";
+const ENDED_TREE: &str = "ended";
+
+/// A listing looks at most this many games per call before it returns a short page
+/// with where to resume (listing games in progress skips the ended ones one by one).
+const LIST_SCAN_BUDGET: usize = 10_000;
 const META_TREE: &str = "meta";
 const LAYOUT_KEY: &str = "layout";
 
@@ -145,6 +163,8 @@ struct Shared {
     /// The store's fault (a failed sync or write): once set, nothing is read or written.
     fault: tokio::sync::watch::Receiver<Option<StoreError>>,
     games: sled::Tree,
+    /// The ids of the games that are over (see the module docs).
+    ended: sled::Tree,
     encoders: EncoderCache,
     /// Held (one stripe per group of ids) from a write's version check to its insert,
     /// and while a load hands its encoding to the cache.
@@ -444,8 +464,47 @@ fn prepare_data_dir(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Builds the `ended` tree of a layout 1 directory: every game is read and replayed once
+/// (a damaged one counts as going: its load answers DATA_LOSS anyway). What an earlier,
+/// interrupted build left is cleared first.
+fn build_ended_index(
+    path: &Path,
+    games: &sled::Tree,
+    ended: &sled::Tree,
+) -> Result<(), StoreError> {
+    let sled_err = |what: &str, e: sled::Error| sled_open_err(path, what, e);
+    ended
+        .clear()
+        .map_err(|e| sled_err("cannot clear the ended-games index", e))?;
+    let (mut count, mut over) = (0u64, 0u64);
+    for kv in games.iter() {
+        let (key, record) = kv.map_err(|e| sled_err("cannot read the games to index them", e))?;
+        count += 1;
+        let id = String::from_utf8_lossy(&key);
+        match codec::decode(&id, &record) {
+            Ok(d) if d.loaded.game.status().is_over() => {
+                over += 1;
+                ended
+                    .insert(&key, &[])
+                    .map_err(|e| sled_err("cannot write the ended-games index", e))?;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(game_id = %id, reason = %e, "stored game is damaged; indexed as going");
+            }
+        }
+    }
+    tracing::info!(
+        games = count,
+        ended = over,
+        "built the index of ended games (store layout 1 to 2)"
+    );
+    Ok(())
+}
+
 impl SledStore {
-    /// Opens (or creates) the store in `config.path`. Reads no game.
+    /// Opens (or creates) the store in `config.path`. Reads no game (a directory of
+    /// layout 1 has its ended-games index built once: see [`LAYOUT_VERSION`]).
     pub fn open(config: SledConfig) -> Result<SledStore, StoreError> {
         let path = config.path.clone();
         let existed = path.is_dir();
@@ -474,11 +533,23 @@ impl SledStore {
         let meta = db
             .open_tree(META_TREE)
             .map_err(|e| sled_err("cannot open the meta tree", e))?;
+        let ended = db
+            .open_tree(ENDED_TREE)
+            .map_err(|e| sled_err("cannot open the ended-games tree", e))?;
         match meta
             .get(LAYOUT_KEY)
             .map_err(|e| sled_err("cannot read the layout marker", e))?
         {
             Some(v) if v.as_ref() == [LAYOUT_VERSION] => {}
+            Some(v) if v.as_ref() == [1] => {
+                build_ended_index(&path, &games, &ended)?;
+                // The index is durable before the marker says it is there: a crash in
+                // between builds it again at the next start.
+                db.flush()
+                    .map_err(|e| sled_err("cannot flush the ended-games index", e))?;
+                meta.insert(LAYOUT_KEY, &[LAYOUT_VERSION])
+                    .map_err(|e| sled_err("cannot write the layout marker", e))?;
+            }
             Some(v) => {
                 return Err(StoreError::Io(format!(
                     "data directory {} has store layout {:?}, this build reads layout {LAYOUT_VERSION}: run a newer build",
@@ -509,6 +580,7 @@ impl SledStore {
                 path,
                 fault: commit.faults(),
                 games,
+                ended,
                 encoders: EncoderCache::new(config.encoder_cache_games),
                 writing: (0..WRITE_STRIPES).map(|_| Mutex::new(())).collect(),
                 closed: AtomicBool::new(false),
@@ -601,11 +673,30 @@ impl SledStore {
             let _writing = self.shared.writing(&meta.id);
             let cached = self.shared.encoders.take(&meta.id);
             let (record, cached) = self.encode(meta, game, cached, 0)?;
-            let swapped = self
-                .shared
-                .games
-                .compare_and_swap(meta.id.as_bytes(), None as Option<&[u8]>, Some(record))
-                .map_err(|e| self.write_failed(&meta.id, e))?;
+            let key = meta.id.as_bytes();
+            let swapped = if game.status().is_over() {
+                // A game created over (an imported finished game): record and index at once.
+                let record = sled::IVec::from(record);
+                let done = (&self.shared.games, &self.shared.ended).transaction(|(g, e)| {
+                    if g.get(key)?.is_some() {
+                        return Err(ConflictableTransactionError::Abort(()));
+                    }
+                    g.insert(key, record.clone())?;
+                    e.insert(key, &[])?;
+                    Ok(())
+                });
+                match done {
+                    Ok(()) => Ok(()),
+                    Err(TransactionError::Abort(())) => Err(()),
+                    Err(TransactionError::Storage(e)) => return Err(self.write_failed(&meta.id, e)),
+                }
+            } else {
+                self.shared
+                    .games
+                    .compare_and_swap(key, None as Option<&[u8]>, Some(record))
+                    .map_err(|e| self.write_failed(&meta.id, e))?
+                    .map_err(|_| ())
+            };
             if swapped.is_err() {
                 return Err(StoreError::AlreadyExists {
                     id: meta.id.clone(),
@@ -656,13 +747,104 @@ impl SledStore {
                 }
             }
             let (record, cached) = self.encode(meta, game, cached, expected.unwrap_or(0))?;
-            self.shared
-                .games
-                .insert(meta.id.as_bytes(), record)
-                .map_err(|e| self.write_failed(&meta.id, e))?;
+            let key = meta.id.as_bytes();
+            let over = game.status().is_over();
+            let was_over = self
+                .shared
+                .ended
+                .contains_key(key)
+                .map_err(|e| self.shared.sled_err(&meta.id, e))?;
+            if over == was_over {
+                self.shared
+                    .games
+                    .insert(key, record)
+                    .map_err(|e| self.write_failed(&meta.id, e))?;
+            } else {
+                // The game ended or was taken back into play: record and index at once.
+                let record = sled::IVec::from(record);
+                (&self.shared.games, &self.shared.ended)
+                    .transaction(|(g, e)| {
+                        g.insert(key, record.clone())?;
+                        if over {
+                            e.insert(key, &[])?;
+                        } else {
+                            e.remove(key)?;
+                        }
+                        Ok::<(), ConflictableTransactionError<()>>(())
+                    })
+                    .map_err(|e| match e {
+                        TransactionError::Storage(e) => self.write_failed(&meta.id, e),
+                        TransactionError::Abort(()) => StoreError::Io(format!(
+                            "internal error: the write of game '{}' was aborted",
+                            meta.id
+                        )),
+                    })?;
+            }
             self.shared.encoders.put(&meta.id, cached);
         }
         self.ticket()
+    }
+
+    /// Removes game `id` (record and index key, in one transaction) if it is stored at
+    /// `expected` (when given), and returns the version removed with the durability
+    /// ticket; `None` when there is no such game. A damaged record can be deleted too,
+    /// unless an expected version is given and its version cannot be read.
+    fn remove(
+        &self,
+        id: &str,
+        expected: Option<u64>,
+    ) -> Result<Option<(u64, Durable)>, StoreError> {
+        self.shared.check_open()?;
+        self.commit.check()?;
+        let version = {
+            let _writing = self.shared.writing(id);
+            let key = id.as_bytes();
+            let cached = self.shared.encoders.take(id);
+            let Some(record) = self
+                .shared
+                .games
+                .get(key)
+                .map_err(|e| self.shared.sled_err(id, e))?
+            else {
+                return Ok(None);
+            };
+            let current = cached
+                .as_ref()
+                .map(|c| c.version)
+                .or_else(|| codec::peek_version(&record));
+            match (expected, current) {
+                (Some(expected), Some(current)) if expected != current => {
+                    if let Some(c) = cached {
+                        self.shared.encoders.put(id, c);
+                    }
+                    return Err(StoreError::Conflict {
+                        id: id.to_string(),
+                        current,
+                    });
+                }
+                (Some(_), None) => {
+                    return Err(StoreError::DataLoss {
+                        id: id.to_string(),
+                        reason: "the record is damaged, so its version cannot be checked; delete it without an expected version".into(),
+                    });
+                }
+                _ => {}
+            }
+            (&self.shared.games, &self.shared.ended)
+                .transaction(|(g, e)| {
+                    g.remove(key)?;
+                    e.remove(key)?;
+                    Ok::<(), ConflictableTransactionError<()>>(())
+                })
+                .map_err(|e| match e {
+                    TransactionError::Storage(e) => self.write_failed(id, e),
+                    TransactionError::Abort(()) => StoreError::Io(format!(
+                        "internal error: the delete of game '{id}' was aborted"
+                    )),
+                })?;
+            current.unwrap_or(0)
+        };
+        Ok(Some((version, self.ticket()?)))
     }
 
     /// Reads and replays a game now, on the calling thread: the synchronous form of
@@ -786,6 +968,63 @@ impl Shared {
         Ok(Some((version, cached_encoder(decoded))))
     }
 
+    /// One page of a listing (see [`GameStore::list`]): the `ended` tree for ended games,
+    /// the `games` tree for all games (and, skipping the ended ones, for games going).
+    fn list(
+        &self,
+        filter: StatusFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, StoreError> {
+        use std::ops::Bound;
+        self.check_open()?;
+        let limit = limit.max(1);
+        let from = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.as_bytes().to_vec()));
+        let range = (from, Bound::Unbounded);
+        let err = |e: sled::Error| io_err(&self.path, "cannot list games", e);
+        let keys: Box<dyn Iterator<Item = Result<sled::IVec, sled::Error>>> = match filter {
+            StatusFilter::Ended => Box::new(self.ended.range(range).keys()),
+            StatusFilter::All | StatusFilter::InProgress => {
+                Box::new(self.games.range(range).keys())
+            }
+        };
+        let mut page = ListPage::default();
+        let mut scanned = 0;
+        for key in keys {
+            let key = key.map_err(err)?;
+            scanned += 1;
+            let id = String::from_utf8_lossy(&key).into_owned();
+            if filter == StatusFilter::InProgress && self.ended.contains_key(&key).map_err(err)? {
+                if scanned >= LIST_SCAN_BUDGET {
+                    page.resume_after = Some(id);
+                    break;
+                }
+                continue;
+            }
+            // A game deleted since its key was read is not listed.
+            let Some(record) = self.games.get(&key).map_err(err)? else {
+                continue;
+            };
+            if page.games.len() == limit {
+                // One more game exists: the page is not the last.
+                page.resume_after = page.games.last().map(|g| g.id.clone());
+                break;
+            }
+            // A damaged record lists as version 0; loading it answers DATA_LOSS.
+            let version = self
+                .encoders
+                .version(&id)
+                .or_else(|| codec::peek_version(&record))
+                .unwrap_or(0);
+            page.games.push(ListedGame { id, version });
+            if scanned >= LIST_SCAN_BUDGET {
+                page.resume_after = page.games.last().map(|g| g.id.clone());
+                break;
+            }
+        }
+        Ok(page)
+    }
+
     fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
         self.check_open()?;
         let Some(bytes) = self
@@ -878,6 +1117,37 @@ impl GameStore for SledStore {
         })
     }
 
+    fn list<'a>(
+        &'a self,
+        filter: StatusFilter,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, ListPage> {
+        let shared = Arc::clone(&self.shared);
+        let after = after.map(str::to_string);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || shared.list(filter, after.as_deref(), limit))
+                .await
+                .map_err(|e| StoreError::Io(format!("a game listing task failed: {e}")))?
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        expected_version: Option<u64>,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            match self.remove(id, expected_version)? {
+                Some((version, durable)) => {
+                    durable.wait().await?;
+                    Ok(Some(version))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             self.shared.check_open()?;
@@ -948,6 +1218,15 @@ impl EncoderCache {
         g.young.remove(id).or_else(|| g.old.remove(id))
     }
 
+    /// The version of game `id`'s cached encoding, if it is cached.
+    fn version(&self, id: &str) -> Option<u64> {
+        if self.per_generation == 0 {
+            return None;
+        }
+        let g = self.shard(id);
+        g.young.get(id).or_else(|| g.old.get(id)).map(|c| c.version)
+    }
+
     fn put(&self, id: &str, enc: CachedEncoder) {
         if self.per_generation == 0 {
             return;
@@ -972,6 +1251,7 @@ mod tests {
             variant: Variant::Standard,
             start: Start::Standard,
             created_unix_ms: 0,
+            tags: crate::lifecycle::Tags::none(),
         }
     }
 

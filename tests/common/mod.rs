@@ -2,6 +2,7 @@
 //! root). Each crate uses part of it.
 //!
 //! - [`server`]: the real `chess-server` binary on an ephemeral port, and error-detail checks;
+//! - [`catalog`]: the listing and deleting contract every `GameStore` keeps;
 //! - [`client`]: the gRPC client helpers (new game, play, undo, get, watch);
 //! - [`rng`]: a seeded generator for reproducible random games;
 //! - [`epd`]: the EPD perft suites of `tests/data/`;
@@ -11,6 +12,7 @@
 //! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests.
 #![allow(dead_code)]
 
+pub mod catalog;
 pub mod client;
 pub mod corpus_games;
 pub mod damage;

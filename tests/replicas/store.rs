@@ -17,6 +17,7 @@ fn meta(id: &str, created_unix_ms: u64) -> GameMeta {
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 
@@ -160,4 +161,27 @@ async fn a_full_history_refuses_moves_but_not_endings() {
             winner: Color::Black
         }
     );
+}
+
+/// Listing and deleting keep the contract every store keeps (`common::catalog`); a delete
+/// is announced to the other replicas, which drop the game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_and_deleting_keep_the_store_contract_and_deletes_are_announced() {
+    let Some(pg) = Pg::start("store_catalog").await else {
+        return;
+    };
+    let (a, b) = tokio::join!(open(&pg), open(&pg));
+    let mut feed = b.changes();
+    crate::common::catalog::check_catalog(&a).await;
+    // Both deletes of the contract reach the other replica's feed.
+    let mut deleted = Vec::new();
+    while deleted.len() < 2 {
+        match tokio::time::timeout(Duration::from_secs(2), feed.recv()).await {
+            Ok(Ok(StoreChange::Deleted { id })) => deleted.push(id),
+            Ok(Ok(_)) => {}
+            other => panic!("the feed stopped: {other:?} after {deleted:?}"),
+        }
+    }
+    assert_eq!(deleted, ["a9", "b"]);
+    assert!(b.load("b").await.expect("load").is_none());
 }

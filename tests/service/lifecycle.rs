@@ -377,7 +377,7 @@ async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
     );
     assert!(
         g.pgn
-            .contains("[Result \"1-0\"]\n[Termination \"time forfeit\"]\n[TimeControl \"0.3+0\"]"),
+            .contains("[Result \"1-0\"]\n[TimeControl \"0.3+0\"]\n[Termination \"time forfeit\"]"),
         "{}",
         g.pgn
     );
@@ -409,8 +409,11 @@ async fn a_flag_against_insufficient_material_is_a_draw() {
     assert_eq!(g.winner, 0);
     assert_eq!(clock(&g).as_of_unix_ms, flag_time);
     assert!(
+        g.pgn.contains("[Result \"1/2-1/2\"]\n")
+            && g.pgn
+                .contains("[TimeControl \"0.2+0\"]\n[Termination \"time forfeit\"]\n"),
+        "{}",
         g.pgn
-            .contains("[Result \"1/2-1/2\"]\n[Termination \"time forfeit\"]")
     );
 }
 

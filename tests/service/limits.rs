@@ -51,6 +51,7 @@ fn nearly_full(
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms: now,
+        tags: chess_service::lifecycle::Tags::none(),
     };
     let mut m = match timed {
         Some(control) => Match::timed(Position::new(), control, now),

@@ -18,6 +18,7 @@ fn meta_of(g: &CorpusGame) -> GameMeta {
         variant: g.variant,
         start: g.start.clone(),
         created_unix_ms: 1_700_000_000_000 + g.game_id,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 
@@ -194,6 +195,7 @@ fn short_game() -> (GameMeta, Game) {
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms: 42,
+        tags: chess_service::lifecycle::Tags::none(),
     };
     (meta, game)
 }
@@ -202,7 +204,7 @@ fn short_game() -> (GameMeta, Game) {
 fn version_and_section_rules() {
     let (meta, game) = short_game();
     let record = codec::encode(&meta, &Match::from_moves(game.clone())).unwrap();
-    assert_eq!(record[0], FORMAT_VERSION);
+    assert_eq!(record[0], 1, "a game without tags is written as version 1");
     let secs = sections(&record);
     assert_eq!(
         secs.iter().map(|s| s.0).collect::<Vec<_>>(),
@@ -237,11 +239,11 @@ fn version_and_section_rules() {
 
     // An unknown required section (below 0x80) refuses the record, saying to upgrade.
     let mut with_required = secs.clone();
-    with_required.push((0x05, vec![0]));
-    let e = codec::decode(&meta.id, &frame(&meta.id, 1, &with_required))
+    with_required.push((0x06, vec![0]));
+    let e = codec::decode(&meta.id, &frame(&meta.id, FORMAT_VERSION, &with_required))
         .err()
         .unwrap();
-    assert_eq!(e, CodecError::UnknownRequiredSection { tag: 0x05 });
+    assert_eq!(e, CodecError::UnknownRequiredSection { tag: 0x06 });
     assert!(e.to_string().contains("run a newer build"), "{e}");
 
     // A history in both forms at once, or a clock without a log.
@@ -354,6 +356,7 @@ fn chess960_and_fen_starts_round_trip() {
             variant: Variant::Chess960,
             start: Start::Chess960(n),
             created_unix_ms: 7,
+            tags: chess_service::lifecycle::Tags::none(),
         };
         let d = codec::decode(
             &meta.id,
@@ -370,6 +373,7 @@ fn chess960_and_fen_starts_round_trip() {
         variant: Variant::Standard,
         start: Start::Fen(fen.into()),
         created_unix_ms: u64::MAX,
+        tags: chess_service::lifecycle::Tags::none(),
     };
     let d = codec::decode("f", &codec::encode(&meta, &Match::untimed(pos)).unwrap()).unwrap();
     assert_eq!(d.loaded.meta, meta);
@@ -459,4 +463,73 @@ fn past_the_history_limit_only_endings_and_offers_are_written() {
         Ok(()),
         "any change that ends it"
     );
+}
+
+/// Tags are kept under format version 2 in section 0x05; a damaged tags section is
+/// DATA_LOSS like any other damage, and version 1 has no tags section.
+#[test]
+fn tags_are_stored_under_version_two() {
+    let (mut meta, game) = short_game();
+    meta.tags = chess_service::lifecycle::Tags::new([
+        ("White", "Müller, \"Tom\" \\ Jr."),
+        ("Event", "Spring"),
+        ("custom_1", ""),
+    ])
+    .expect("valid tags");
+    let m = Match::from_moves(game.clone());
+    let record = codec::encode(&meta, &m).unwrap();
+    assert_eq!(record[0], 2);
+    assert_eq!(FORMAT_VERSION, 2);
+    let secs = sections(&record);
+    assert_eq!(
+        secs.iter().map(|s| s.0).collect::<Vec<_>>(),
+        vec![0x01, 0x02, 0x05]
+    );
+    let back = codec::decode(&meta.id, &record).unwrap().loaded;
+    assert_eq!(back.meta, meta);
+    assert_eq!(back.game.game().moves(), game.moves());
+
+    let with_tags = |payload: Vec<u8>, version: u8| {
+        let mut s = secs[..2].to_vec();
+        s.push((0x05, payload));
+        codec::decode(&meta.id, &frame(&meta.id, version, &s))
+    };
+    let tag = |name: &str, value: &str| {
+        let mut out = vec![name.len() as u8];
+        out.extend_from_slice(name.as_bytes());
+        out.push(value.len() as u8);
+        out.extend_from_slice(value.as_bytes());
+        out
+    };
+    // The same section in a version 1 record is damage.
+    assert!(matches!(
+        with_tags(secs[2].1.clone(), 1),
+        Err(CodecError::Framing { .. })
+    ));
+    let bad = |payload: Vec<u8>| match with_tags(payload, 2) {
+        Err(CodecError::BadTagsSection { what }) => what,
+        other => panic!("expected a bad tags section, got {:?}", other.map(|_| ())),
+    };
+    // Out of order, a server tag, a count past the end, trailing bytes, not UTF-8.
+    let mut unsorted = vec![2];
+    unsorted.extend(tag("White", "a"));
+    unsorted.extend(tag("Event", "b"));
+    assert!(bad(unsorted).contains("out of order"));
+    let mut owned = vec![1];
+    owned.extend(tag("Result", "1-0"));
+    assert!(bad(owned).contains("set by the server"));
+    let mut short = vec![3];
+    short.extend(tag("Event", "b"));
+    assert!(bad(short).contains("bad tag name length"));
+    let mut trailing = vec![1];
+    trailing.extend(tag("Event", "b"));
+    trailing.push(0);
+    assert!(bad(trailing).contains("after the last tag"));
+    let mut not_utf8 = vec![1];
+    not_utf8.extend(tag("Event", "b"));
+    *not_utf8.last_mut().unwrap() = 0xFF;
+    assert!(bad(not_utf8).contains("UTF-8"));
+    // An empty list is no damage: a version 2 record may have no tags.
+    let d = with_tags(vec![0], 2).expect("no tags");
+    assert!(d.loaded.meta.tags.is_empty());
 }

@@ -6,10 +6,14 @@
 //! starts), and the log form, untimed (LOG) and timed (LOG and CLOCK), with every kind
 //! of event.
 //!
+//! `tests/data/records_v2.txt` holds records of format version 2 (games with PGN tags),
+//! written by the first build that wrote that version, for the games of [`games_v2`]: they
+//! must load with their tags, and be written byte for byte the same.
+//!
 //! This file uses nothing but the library, so that another build can write the records
 //! from the same games: `compat::games()` encoded with `codec::encode`.
 
-use chess_service::lifecycle::{ClaimRule, Match, TimeControl};
+use chess_service::lifecycle::{ClaimRule, Match, Tags, TimeControl};
 use chess_service::rules::{Color, Position, Variant, chess960};
 use chess_service::store::codec;
 use chess_service::store::{GameMeta, Start};
@@ -22,6 +26,7 @@ fn meta(id: &str, variant: Variant, start: Start, created: u64) -> GameMeta {
         variant,
         start,
         created_unix_ms: created,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 
@@ -142,10 +147,37 @@ pub fn games() -> Vec<(GameMeta, Match)> {
     out
 }
 
-/// The committed records, by id.
-fn committed() -> Vec<(String, Vec<u8>)> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/records_v1.txt");
-    let text = std::fs::read_to_string(&path).expect("tests/data/records_v1.txt is present");
+/// The games of the committed version 2 records: tagged games in every record form.
+pub fn games_v2() -> Vec<(GameMeta, Match)> {
+    let tags = |pairs: &[(&str, &str)]| Tags::new(pairs.iter().copied()).expect("valid tags");
+    let mut out = Vec::new();
+    for (meta, m) in games() {
+        let tags = match meta.id.as_str() {
+            "moves-standard" => tags(&[
+                ("Event", "Compat \"v2\" \\ test"),
+                ("White", "Müller, Jörg"),
+                ("Black", "?"),
+                ("Date", "2026.12.01"),
+                ("Round", "3.1"),
+            ]),
+            "moves-960" => tags(&[("Site", "Zürich"), ("ECO", "A00")]),
+            "log-untimed" => tags(&[("Annotator", "x"), ("zz_last", ""), ("9th", "nine")]),
+            "log-timed" => tags(&[("Event", "Blitz"), ("PlyCount", "16")]),
+            _ => continue,
+        };
+        let id = format!("{}-tags", meta.id);
+        out.push((GameMeta { id, tags, ..meta }, m));
+    }
+    out
+}
+
+/// The committed records of `file` (under `tests/data/`), by id.
+fn committed(file: &str) -> Vec<(String, Vec<u8>)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} is present: {e}", path.display()));
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
@@ -161,7 +193,7 @@ fn committed() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn records_written_by_the_previous_build_load_as_the_same_games() {
-    let records = committed();
+    let records = committed("records_v1.txt");
     let games = games();
     assert_eq!(
         records
@@ -217,6 +249,55 @@ fn records_written_by_the_previous_build_load_as_the_same_games() {
             }
         ))),
         "a fifty-move claim is covered"
+    );
+}
+
+#[test]
+fn records_of_version_two_load_with_their_tags() {
+    let records = committed("records_v2.txt");
+    let games = games_v2();
+    assert_eq!(
+        records
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect::<Vec<_>>(),
+        games.iter().map(|(m, _)| m.id.as_str()).collect::<Vec<_>>(),
+        "one committed record per game"
+    );
+    let mut forms = Vec::new();
+    for ((id, record), (meta, m)) in records.iter().zip(&games) {
+        assert_eq!(record[0], 2, "{id}: format version 2");
+        let d = codec::decode(id, record).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let back = &d.loaded;
+        assert!(!back.meta.tags.is_empty(), "{id}");
+        assert_eq!(back.meta, *meta, "{id}: the same metadata, tags included");
+        assert_eq!(back.game.log(), m.log(), "{id}");
+        assert_eq!(back.game.version(), m.version(), "{id}");
+        assert_eq!(back.game.status(), m.status(), "{id}");
+        assert_eq!(
+            codec::encode(meta, m).unwrap_or_else(|e| panic!("{id}: {e}")),
+            *record,
+            "{id}: this build writes another record for the same game"
+        );
+        // The same game without its tags is version 1 again, and smaller by the tags.
+        let untagged = GameMeta {
+            tags: Tags::none(),
+            ..meta.clone()
+        };
+        let plain = codec::encode(&untagged, m).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(plain[0], 1, "{id}");
+        assert!(plain.len() < record.len(), "{id}");
+        forms.push(section_tags(record));
+    }
+    assert_eq!(
+        forms,
+        [
+            vec![0x01, 0x02, 0x05],
+            vec![0x01, 0x02, 0x05],
+            vec![0x01, 0x03, 0x05],
+            vec![0x01, 0x03, 0x04, 0x05],
+        ],
+        "every history form is covered with tags"
     );
 }
 

@@ -141,6 +141,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
             variant,
             start,
             created_unix_ms: created,
+            tags: chess_service::lifecycle::Tags::none(),
         };
         let mut game = if k % 3 == 2 {
             let hour = TimeControl::new(3_600_000, 1000).expect("an hour is a valid control");

@@ -17,6 +17,7 @@ fn meta(id: &str, created: u64) -> GameMeta {
         variant: Variant::Standard,
         start: Start::Standard,
         created_unix_ms: created,
+        tags: chess_service::lifecycle::Tags::none(),
     }
 }
 
@@ -438,6 +439,7 @@ fn log_form_size_over_the_corpus() {
             variant: g.variant,
             start: g.start.clone(),
             created_unix_ms: 1_700_000_000_000,
+            tags: chess_service::lifecycle::Tags::none(),
         };
         let start = *g.game.start();
         let moves = Match::from_moves(g.game.clone());

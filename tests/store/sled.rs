@@ -43,6 +43,7 @@ fn new_game(i: usize) -> (GameMeta, Game) {
         variant,
         start,
         created_unix_ms: 1_700_000_000_000 + i as u64,
+        tags: chess_service::lifecycle::Tags::none(),
     };
     (meta, Game::new(pos))
 }
@@ -326,7 +327,7 @@ fn open_refuses_a_busy_directory_and_a_newer_layout() {
         let db = sled::open(dir.path()).unwrap();
         db.open_tree("meta")
             .unwrap()
-            .insert("layout", &[2u8])
+            .insert("layout", &[3u8])
             .unwrap();
         db.flush().unwrap();
     }
@@ -444,5 +445,111 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
         rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
             .unwrap();
         assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+    }
+}
+
+/// Listing and deleting keep the contract every store keeps (`common::catalog`), and the
+/// memory store, which the registry's own tests use, keeps it too.
+#[test]
+fn listing_and_deleting_keep_the_store_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    for cache in [10_000, 0] {
+        let sub = dir.path().join(format!("cache-{cache}"));
+        let mut config = SledConfig::new(&sub).durability(Durability::Fsync);
+        config.encoder_cache_games = cache;
+        let store = SledStore::open(config).unwrap();
+        rt.block_on(crate::common::catalog::check_catalog(&store));
+    }
+    let memory = chess_service::store::MemoryStore::new();
+    rt.block_on(crate::common::catalog::check_catalog(&memory));
+}
+
+/// A delete is durable when acknowledged (the reopened store has neither the game nor
+/// its index key), and a directory of store layout 1 (no ended-games index) gets its
+/// index built at open.
+#[test]
+fn deletes_survive_reopen_and_a_layout_one_directory_is_indexed_at_open() {
+    use chess_service::store::{GameStore, StatusFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let ended_ids = ["game-0001", "game-0004"];
+    {
+        let store = open(dir.path(), Durability::Fsync);
+        for i in 0..6 {
+            let (meta, game) = new_game(i);
+            let mut m = moves_of(&game);
+            if ended_ids.contains(&meta.id.as_str()) {
+                m.resign(0, Color::White).unwrap();
+            }
+            rt.block_on(GameStore::create(&store, &meta, &m)).unwrap();
+        }
+        assert_eq!(
+            rt.block_on(GameStore::delete(&store, "game-0004", Some(1))),
+            Ok(Some(1))
+        );
+        assert_eq!(
+            rt.block_on(GameStore::delete(&store, "game-0002", None)),
+            Ok(Some(0))
+        );
+        // No flush, no close: the acknowledged deletes must be durable on their own.
+        std::mem::forget(store);
+    }
+    // sled's lock is held by the forgotten handle's process (this one); a second open
+    // of the same directory in one process is refused, so read it from a copy.
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), copy.path());
+    let ids = |store: &SledStore, filter| {
+        rt.block_on(crate::common::catalog::list_all(store, filter, 100))
+            .concat()
+    };
+    {
+        let store = open(copy.path(), Durability::Fsync);
+        assert_eq!(
+            ids(&store, StatusFilter::All),
+            ["game-0000", "game-0001", "game-0003", "game-0005"]
+        );
+        assert_eq!(ids(&store, StatusFilter::Ended), ["game-0001"]);
+        assert!(store.load("game-0004").unwrap().is_none());
+    }
+    // Make it a layout 1 directory: no index, the old marker.
+    {
+        let db = sled::open(copy.path()).unwrap();
+        db.drop_tree("ended").unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("layout", &[1u8])
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let store = open(copy.path(), Durability::Fsync);
+    assert_eq!(ids(&store, StatusFilter::Ended), ["game-0001"]);
+    assert_eq!(
+        ids(&store, StatusFilter::InProgress),
+        ["game-0000", "game-0003", "game-0005"]
+    );
+    drop(store);
+    let db = sled::open(copy.path()).unwrap();
+    assert_eq!(
+        db.open_tree("meta")
+            .unwrap()
+            .get("layout")
+            .unwrap()
+            .as_deref(),
+        Some(&[2u8][..]),
+        "marked layout 2 once indexed"
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
     }
 }

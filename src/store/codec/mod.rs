@@ -33,11 +33,16 @@ use crate::lifecycle::ReplayError;
 
 use super::Start;
 
-pub use record::{Decoded, decode, encode};
+pub use record::{Decoded, decode, encode, peek_version};
 pub(crate) use record::{RecordEncoder, check_start, encode_record};
 
-/// The record format this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u8 = 1;
+/// The newest record format this build writes and reads. A game without tags is still
+/// written as version 1 (byte for byte as before, so a build before tags reads it); a
+/// game with tags as version 2, which adds the TAGS section (`0x05`).
+pub const FORMAT_VERSION: u8 = 2;
+
+/// The format version that holds PGN tags (section `0x05` TAGS).
+pub const TAGS_VERSION: u8 = 2;
 
 /// A game still going is refused a change that would take its record past this many
 /// bytes, unless the change only offers or answers a draw (FAILED_PRECONDITION,
@@ -204,6 +209,12 @@ pub enum CodecError {
         version: u64,
         /// Its kind code.
         kind: u32,
+    },
+    /// The TAGS section does not decode, or holds tags a game cannot have.
+    #[error("the tags section is malformed: {what}")]
+    BadTagsSection {
+        /// What is wrong.
+        what: String,
     },
     /// A clock mode this build does not know.
     #[error("clock mode {mode} is not known to this build: run a newer build of the service")]

@@ -12,7 +12,8 @@ use super::bits::BitWriter;
 use super::bits::{get_varint, put_varint};
 use super::log::{LogEncoder, decode_clock_section, replay_log};
 use super::moves::{MoveEncoder, replay};
-use super::{CodecError, FORMAT_VERSION, MAX_RECORD_LEN};
+use super::{CodecError, FORMAT_VERSION, MAX_RECORD_LEN, TAGS_VERSION};
+use crate::lifecycle::Tags;
 
 /// Section tags. Tags `0x01..=0x7F` are *required*: a reader that does not know one must
 /// refuse the record. Tags `0x80..=0xFF` are *optional*: an older reader skips them.
@@ -27,6 +28,10 @@ pub mod tag {
     pub const LOG: u8 = 0x03;
     /// The time control and each event's time: timed games, with LOG. Required.
     pub const CLOCK: u8 = 0x04;
+    /// The caller's PGN tags. Required, and only in format version 2: a record with tags
+    /// is written as version 2 (which builds before tags refuse as newer), one without as
+    /// version 1.
+    pub const TAGS: u8 = 0x05;
     /// The first optional tag: anything at or above it may be skipped by a reader that
     /// does not know it.
     pub const FIRST_OPTIONAL: u8 = 0x80;
@@ -171,9 +176,74 @@ pub fn frame<P: AsRef<[u8]>>(id: &str, version: u8, sections: &[(u8, P)]) -> Vec
     out
 }
 
-/// A record of the current format, refused when it is larger than the store accepts.
+/// The TAGS section: the tag count, then each tag (sorted by name) as its name's length,
+/// the name, its value's length and the value (lengths as varints, text as UTF-8).
+fn tags_section(tags: &Tags) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        1 + tags
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 2)
+            .sum::<usize>(),
+    );
+    put_varint(&mut out, tags.len() as u64);
+    for (name, value) in tags.iter() {
+        put_varint(&mut out, name.len() as u64);
+        out.extend_from_slice(name.as_bytes());
+        put_varint(&mut out, value.len() as u64);
+        out.extend_from_slice(value.as_bytes());
+    }
+    out
+}
+
+fn decode_tags_section(sec: &[u8]) -> Result<Tags, CodecError> {
+    let bad = |what: String| CodecError::BadTagsSection { what };
+    let mut pos = 0;
+    let count = get_varint(sec, &mut pos).ok_or_else(|| bad("bad tag count".into()))?;
+    let mut text = |what: &str| -> Result<String, CodecError> {
+        let len = get_varint(sec, &mut pos).ok_or_else(|| bad(format!("bad {what} length")))?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| pos.checked_add(l))
+            .filter(|&e| e <= sec.len())
+            .ok_or_else(|| bad(format!("a {what} runs past the end of the section")))?;
+        let s = std::str::from_utf8(&sec[pos..end])
+            .map_err(|_| bad(format!("a {what} is not UTF-8")))?
+            .to_string();
+        pos = end;
+        Ok(s)
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for _ in 0..count.min(crate::lifecycle::tags::MAX_TAGS as u64 + 1) {
+        let name = text("tag name")?;
+        let value = text("tag value")?;
+        if pairs.last().is_some_and(|(last, _)| *last >= name) {
+            return Err(bad(format!("tag '{name}' is out of order")));
+        }
+        pairs.push((name, value));
+    }
+    if pairs.len() as u64 != count {
+        return Err(bad(format!("{count} tags are more than a game may have")));
+    }
+    if pos != sec.len() {
+        return Err(bad("bytes after the last tag".into()));
+    }
+    Tags::new(pairs).map_err(|e| bad(e.to_string()))
+}
+
+/// A record of the oldest format that holds the game (version 1 without tags, so that
+/// builds before tags still read it; [`super::TAGS_VERSION`] with them), refused when it is
+/// larger than the store accepts.
 fn seal(meta: &GameMeta, sections: &[(u8, &[u8])]) -> Result<Vec<u8>, CodecError> {
-    let out = frame(&meta.id, FORMAT_VERSION, sections);
+    let tags_sec;
+    let mut all: Vec<(u8, &[u8])> = sections.to_vec();
+    let version = if meta.tags.is_empty() {
+        1
+    } else {
+        tags_sec = tags_section(&meta.tags);
+        all.push((tag::TAGS, &tags_sec));
+        TAGS_VERSION
+    };
+    let out = frame(&meta.id, version, &all);
     if out.len() > MAX_RECORD_LEN {
         return Err(CodecError::TooLarge { len: out.len() });
     }
@@ -234,6 +304,27 @@ pub fn encode(meta: &GameMeta, m: &Match) -> Result<Vec<u8>, CodecError> {
     encode_record(meta, &enc)
 }
 
+/// The version a record holds (the count of its MOVES or LOG section), read from its
+/// framing alone, without the checksum or a replay: for listings and deletes, which need a
+/// game's version but not the game. `None` when the framing is broken (a damaged record;
+/// [`decode`] says what is wrong).
+pub fn peek_version(record: &[u8]) -> Option<u64> {
+    let body = record.get(1..record.len().checked_sub(CRC_LEN)?)?;
+    let mut pos = 0;
+    while pos < body.len() {
+        let t = body[pos];
+        pos += 1;
+        let len = usize::try_from(get_varint(body, &mut pos)?).ok()?;
+        let end = pos.checked_add(len).filter(|&e| e <= body.len())?;
+        if t == tag::MOVES || t == tag::LOG {
+            let mut at = pos;
+            return get_varint(&body[..end], &mut at);
+        }
+        pos = end;
+    }
+    None
+}
+
 /// A decoded record: the replayed game and, to seed the store's encoder cache, its
 /// encoded history.
 pub struct Decoded {
@@ -265,6 +356,7 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
     let mut moves_sec: Option<&[u8]> = None;
     let mut log_sec: Option<&[u8]> = None;
     let mut clock_sec: Option<&[u8]> = None;
+    let mut tags_sec: Option<&[u8]> = None;
     let mut skipped = Vec::new();
     let mut last_tag = 0u8;
     let mut pos = 1;
@@ -294,6 +386,13 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
             tag::MOVES => moves_sec = Some(payload),
             tag::LOG => log_sec = Some(payload),
             tag::CLOCK => clock_sec = Some(payload),
+            tag::TAGS if body[0] >= TAGS_VERSION => tags_sec = Some(payload),
+            tag::TAGS => {
+                return Err(CodecError::Framing {
+                    offset: start,
+                    what: "a tags section in a record of format version 1",
+                });
+            }
             t if t >= tag::FIRST_OPTIONAL => skipped.push(t),
             t => return Err(CodecError::UnknownRequiredSection { tag: t }),
         }
@@ -303,7 +402,10 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
         name: "game (0x01)",
     })?;
 
-    let meta = decode_game_section(id, game_sec)?;
+    let mut meta = decode_game_section(id, game_sec)?;
+    if let Some(sec) = tags_sec {
+        meta.tags = decode_tags_section(sec)?;
+    }
     let start = start_position(meta.variant, &meta.start)
         .map_err(|what| CodecError::BadGameSection { what })?;
     let (game, encoder) = match (moves_sec, log_sec) {
@@ -384,5 +486,6 @@ fn decode_game_section(id: &str, sec: &[u8]) -> Result<GameMeta, CodecError> {
         variant,
         start,
         created_unix_ms,
+        tags: crate::lifecycle::Tags::none(),
     })
 }

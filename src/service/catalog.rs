@@ -1,0 +1,242 @@
+//! The catalog calls: ListGames (AIP-158 paging over the registry's listing) and
+//! DeleteGame (AIP-135), and the PGN tags NewGame takes.
+//!
+//! Page tokens are opaque to callers: base64url (no padding) of a format byte, the status
+//! filter they were made for and the last game id the page covered. A token is only good
+//! with the filter it was made for (AIP-158: the other request fields must match), so a
+//! token from another filter, or anything that is not one of ours, is INVALID_ARGUMENT.
+//! Tokens do not expire: the next page starts after that id, whatever was created or
+//! deleted meanwhile.
+
+use std::collections::HashMap;
+
+use crate::lifecycle::Tags;
+use crate::pb;
+use crate::registry::RegistryError;
+use crate::store::StatusFilter;
+
+use super::validate::validate_game_id;
+use super::views::{self, View};
+use super::{ChessService, ServiceError};
+
+/// NewGame's `tags`, checked (INVALID_ARGUMENT, INVALID_TAG, metadata `tag`).
+pub fn tags_from_pb(tags: &HashMap<String, String>) -> Result<Tags, ServiceError> {
+    Tags::new(tags.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(ServiceError::InvalidTag)
+}
+
+fn filter_from_pb(value: i32) -> Result<StatusFilter, ServiceError> {
+    match pb::StatusFilter::try_from(value) {
+        Ok(pb::StatusFilter::Unspecified | pb::StatusFilter::All) => Ok(StatusFilter::All),
+        Ok(pb::StatusFilter::InProgress) => Ok(StatusFilter::InProgress),
+        Ok(pb::StatusFilter::Ended) => Ok(StatusFilter::Ended),
+        Err(_) => Err(ServiceError::InvalidStatusFilter { value }),
+    }
+}
+
+impl ChessService {
+    /// ListGames: one page of games in the BASIC view (AIP-158).
+    pub(super) async fn list_games(
+        &self,
+        req: pb::ListGamesRequest,
+    ) -> Result<pb::ListGamesResponse, ServiceError> {
+        let filter = filter_from_pb(req.status_filter)?;
+        let limit =
+            page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
+        let after = resume_after(&req.page_token, filter)
+            .map_err(|why| ServiceError::InvalidPageToken { why })?;
+        let page = self
+            .registry
+            .list_games(filter, after.as_deref(), limit, |e, now| {
+                views::game(e, now, View::Basic)
+            })
+            .await?;
+        Ok(pb::ListGamesResponse {
+            games: page.games,
+            next_page_token: page
+                .resume_after
+                .map(|last| page_token(filter, &last))
+                .unwrap_or_default(),
+        })
+    }
+
+    /// DeleteGame (AIP-135): the game and its history are gone once this answers.
+    pub(super) async fn delete_game(
+        &self,
+        req: pb::DeleteGameRequest,
+    ) -> Result<pb::DeleteGameResponse, ServiceError> {
+        validate_game_id(&req.game_id)?;
+        match self
+            .registry
+            .delete_game(&req.game_id, req.expected_version)
+            .await
+        {
+            Ok(_) => Ok(pb::DeleteGameResponse {}),
+            Err(RegistryError::NotFound { .. }) if req.allow_missing => {
+                Ok(pb::DeleteGameResponse {})
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The page size when the request names none (`page_size` 0).
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// The largest page; a larger `page_size` is served as this (AIP-158).
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// The format byte of page tokens this build makes.
+const TOKEN_FORMAT: u8 = 1;
+
+fn filter_code(filter: StatusFilter) -> u8 {
+    match filter {
+        StatusFilter::All => 0,
+        StatusFilter::InProgress => 1,
+        StatusFilter::Ended => 2,
+    }
+}
+
+/// The page size a request asks for: 0 is the default, above the maximum is the
+/// maximum; a negative size is refused (the caller gets why).
+pub fn page_size(requested: i32) -> Result<usize, String> {
+    match requested {
+        0 => Ok(DEFAULT_PAGE_SIZE),
+        n if n < 0 => Err(format!(
+            "{n} is negative; ask for 1 to {MAX_PAGE_SIZE} games, or 0 for {DEFAULT_PAGE_SIZE}"
+        )),
+        n => Ok((n as usize).min(MAX_PAGE_SIZE)),
+    }
+}
+
+/// The token of the page that starts after game `last_id`, listing `filter`.
+pub fn page_token(filter: StatusFilter, last_id: &str) -> String {
+    let mut bytes = Vec::with_capacity(2 + last_id.len());
+    bytes.push(TOKEN_FORMAT);
+    bytes.push(filter_code(filter));
+    bytes.extend_from_slice(last_id.as_bytes());
+    super::convert::base64url(&bytes)
+}
+
+/// The game id a page token resumes after, if it is a token of ours for `filter`; else
+/// why not. An empty token is the first page (`None`).
+pub fn resume_after(token: &str, filter: StatusFilter) -> Result<Option<String>, String> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let not_ours = || {
+        "it is not a page token this server made; pass the next_page_token of the previous answer, unchanged".to_string()
+    };
+    let bytes = base64url_decode(token).ok_or_else(not_ours)?;
+    let [format, code, id @ ..] = bytes.as_slice() else {
+        return Err(not_ours());
+    };
+    if *format != TOKEN_FORMAT {
+        return Err(not_ours());
+    }
+    if *code != filter_code(filter) {
+        return Err(
+            "it was made for another status_filter; a page token is good only with the request it came from"
+                .into(),
+        );
+    }
+    let id = std::str::from_utf8(id).map_err(|_| not_ours())?;
+    validate_game_id(id).map_err(|_| not_ours())?;
+    Ok(Some(id.to_string()))
+}
+
+/// Decodes unpadded base64url (the alphabet of [`super::convert::base64url`]); `None` for
+/// anything else.
+fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        }))
+    }
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.as_bytes().chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        let bytes = chunk.len() - 1;
+        // Unused low bits must be zero: one spelling per token.
+        if n & ((1 << (8 * (3 - bytes))) - 1) != 0 {
+            return None;
+        }
+        out.extend((0..bytes).map(|i| (n >> (16 - 8 * i)) as u8));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_for_their_filter_only() {
+        for filter in [
+            StatusFilter::All,
+            StatusFilter::InProgress,
+            StatusFilter::Ended,
+        ] {
+            for id in ["g", "ab", "abc", "game-0001_x.~", &"z".repeat(64)] {
+                let token = page_token(filter, id);
+                assert!(!token.contains(id), "opaque: {token}");
+                assert_eq!(resume_after(&token, filter), Ok(Some(id.to_string())));
+                let other = if filter == StatusFilter::All {
+                    StatusFilter::Ended
+                } else {
+                    StatusFilter::All
+                };
+                let e = resume_after(&token, other).expect_err("another filter");
+                assert!(e.contains("another status_filter"), "{e}");
+            }
+        }
+        assert_eq!(resume_after("", StatusFilter::All), Ok(None));
+    }
+
+    #[test]
+    fn garbage_is_not_a_token() {
+        let all = StatusFilter::All;
+        let good = page_token(all, "game-1");
+        let mut bad: Vec<String> = vec![
+            "x".into(),
+            "not a token".into(),
+            "====".into(),
+            super::super::convert::base64url(b"\x01"),
+            super::super::convert::base64url(b"\x02\x00game"),
+            super::super::convert::base64url(b"\x01\x00bad id!"),
+            super::super::convert::base64url(b"\x01\x00\xff\xfe"),
+            format!("{good}A"),
+        ];
+        // Another spelling of the same bytes (non-zero unused bits).
+        let mut respelled = good.clone().into_bytes();
+        if !good.len().is_multiple_of(4) {
+            let last = respelled.last_mut().unwrap();
+            *last = if *last == b'_' { b'-' } else { b'_' };
+            bad.push(String::from_utf8(respelled).unwrap());
+        }
+        for token in bad {
+            let e = resume_after(&token, all).expect_err(&token);
+            assert!(e.contains("not a page token"), "{token}: {e}");
+        }
+    }
+
+    #[test]
+    fn page_sizes_follow_aip_158() {
+        assert_eq!(page_size(0), Ok(DEFAULT_PAGE_SIZE));
+        assert_eq!(page_size(1), Ok(1));
+        assert_eq!(page_size(1000), Ok(1000));
+        assert_eq!(page_size(1001), Ok(MAX_PAGE_SIZE));
+        assert_eq!(page_size(i32::MAX), Ok(MAX_PAGE_SIZE));
+        assert!(page_size(-1).expect_err("negative").contains("negative"));
+    }
+}
