@@ -407,7 +407,9 @@ fn syntax_errors_give_line_and_column() {
 
 #[test]
 fn illegal_moves_give_ply_move_number_and_token() {
-    let cases: [(&str, (u32, u32, &str), (u32, u32)); 8] = [
+    /// Text; ply, move number and token; line and column.
+    type Case = (&'static str, (u32, u32, &'static str), (u32, u32));
+    let cases: [Case; 8] = [
         ("1. e4 e5 2. Ke3", (2, 2, "Ke3"), (1, 13)),
         (
             "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bb5",
@@ -442,7 +444,9 @@ fn illegal_moves_give_ply_move_number_and_token() {
         }
     }
     // The move number follows the FEN's.
-    match read_pgn("[FEN \"4k3/8/8/8/8/8/8/4K2R b K - 0 40\"]\n40... Kd8 41. Rh2 Kc8 42. Rh1 Kd8 43. O-O") {
+    match read_pgn(
+        "[FEN \"4k3/8/8/8/8/8/8/4K2R b K - 0 40\"]\n40... Kd8 41. Rh2 Kc8 42. Rh1 Kd8 43. O-O",
+    ) {
         Err(PgnError::IllegalMove {
             ply,
             move_number,
