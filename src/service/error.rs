@@ -8,7 +8,7 @@ use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::lifecycle::{Refusal, Status, TimeControlError};
-use crate::rules::{Color, FenError, MoveTextError, SanError};
+use crate::rules::{Color, FenError, MoveTextError, PgnError, SanError};
 use crate::service::auth::{RateLimited, Role};
 use crate::store::StoreError;
 
@@ -238,6 +238,18 @@ pub enum ServiceError {
     InvalidGameId {
         /// Which rule it breaks.
         why: String,
+    },
+    /// ImportGame's `pgn` is not one legal game of PGN: a syntax error (line, column), an
+    /// illegal or ambiguous move (ply, move number, token), or more than one game.
+    #[error("{0}")]
+    Pgn(PgnError),
+    /// ImportGame's `pgn` is longer than one game is allowed to be.
+    #[error("the pgn is {len} bytes; at most {max} bytes (one game) are imported")]
+    PgnTooLarge {
+        /// The text's length in bytes.
+        len: usize,
+        /// The most accepted.
+        max: usize,
     },
     /// A required request field was left empty.
     #[error("missing {field}: {why}")]
@@ -493,6 +505,8 @@ impl ServiceError {
         match self {
             InvalidFen { .. }
             | InvalidMoveText(_)
+            | Pgn(_)
+            | PgnTooLarge { .. }
             | InvalidGameId { .. }
             | MissingField { .. }
             | ConflictingFields { .. }
@@ -564,6 +578,10 @@ impl ServiceError {
             GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
             InvalidGameId { .. } => "INVALID_GAME_ID",
             MissingField { .. } => "MISSING_FIELD",
+            Pgn(PgnError::Syntax { .. }) | PgnTooLarge { .. } => "PGN_SYNTAX",
+            Pgn(PgnError::IllegalMove { .. }) => "PGN_ILLEGAL_MOVE",
+            Pgn(PgnError::AmbiguousMove { .. }) => "PGN_AMBIGUOUS_MOVE",
+            Pgn(PgnError::MultipleGames { .. }) => "PGN_MULTIPLE_GAMES",
             ConflictingFields { .. } => "CONFLICTING_FIELDS",
             InvalidVariant { .. } => "INVALID_VARIANT",
             InvalidChess960Position { .. } => "INVALID_CHESS960_POSITION",
@@ -655,6 +673,41 @@ impl ServiceError {
                 put("current_version", current.to_string());
                 put("expected_version", expected.to_string());
             }
+            Pgn(PgnError::Syntax { line, column, .. }) => {
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            Pgn(PgnError::IllegalMove {
+                ply,
+                move_number,
+                token,
+                line,
+                column,
+                ..
+            }) => {
+                put("ply", ply.to_string());
+                put("move_number", move_number.to_string());
+                put("token", token.clone());
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            Pgn(PgnError::AmbiguousMove {
+                ply,
+                move_number,
+                token,
+                candidates,
+                line,
+                column,
+            }) => {
+                put("ply", ply.to_string());
+                put("move_number", move_number.to_string());
+                put("token", token.clone());
+                put("candidates", candidates.join(","));
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            Pgn(PgnError::MultipleGames { line }) => put("line", line.to_string()),
+            PgnTooLarge { max, .. } => put("max_bytes", max.to_string()),
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
             Overloaded { limit } => put("max_in_flight", limit.to_string()),
@@ -700,6 +753,8 @@ impl ServiceError {
                 vec![("depth", format!("{depth} is above the maximum {max}"))]
             }
             FenRequired { why } => vec![("fen", (*why).to_string())],
+            Pgn(e) => vec![("pgn", e.to_string())],
+            PgnTooLarge { .. } => vec![("pgn", self.to_string())],
             InvalidTimeControl { source } => {
                 vec![(source_field(source), source.to_string())]
             }
