@@ -900,4 +900,49 @@ mod tests {
             Some("placement")
         );
     }
+
+    #[test]
+    fn pgn_errors_carry_where_and_what() {
+        use crate::rules::pgn_read::read_pgn;
+        let info = |e: ServiceError| {
+            assert_eq!(e.code(), Code::InvalidArgument, "{e}");
+            let s = status_of(e);
+            let details = s.get_error_details();
+            let fields: Vec<String> = details
+                .bad_request()
+                .map(|b| b.field_violations.iter().map(|v| v.field.clone()).collect())
+                .unwrap_or_default();
+            assert_eq!(fields, ["pgn"]);
+            details.error_info().cloned().expect("ErrorInfo present")
+        };
+        let pgn = |text: &str| ServiceError::Pgn(read_pgn(text).expect_err("refused"));
+        let i = info(pgn("1. e4 {"));
+        assert_eq!(i.reason, "PGN_SYNTAX");
+        assert_eq!(
+            (i.metadata["line"].as_str(), i.metadata["column"].as_str()),
+            ("1", "7")
+        );
+        let i = info(pgn("1. e4 e5 2. Ke3"));
+        assert_eq!(i.reason, "PGN_ILLEGAL_MOVE");
+        assert_eq!(
+            (
+                i.metadata["ply"].as_str(),
+                i.metadata["move_number"].as_str(),
+                i.metadata["token"].as_str()
+            ),
+            ("2", "2", "Ke3")
+        );
+        let i = info(pgn("[FEN \"4k3/8/8/8/8/5N2/8/1N2K3 w - - 0 1\"]\n1. Nd2"));
+        assert_eq!(i.reason, "PGN_AMBIGUOUS_MOVE");
+        assert_eq!(i.metadata["candidates"], "Nbd2,Nfd2");
+        assert_eq!(i.metadata["token"], "Nd2");
+        let i = info(pgn("1. e4 *\n[Event \"2\"]"));
+        assert_eq!(i.reason, "PGN_MULTIPLE_GAMES");
+        assert_eq!(i.metadata["line"], "2");
+        let i = info(ServiceError::PgnTooLarge {
+            len: 300_000,
+            max: 262_144,
+        });
+        assert_eq!(i.metadata["max_bytes"], "262144");
+    }
 }
