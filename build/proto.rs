@@ -16,7 +16,10 @@ use std::path::Path;
 use protox::prost::Message as _;
 
 /// The proto files of the service, relative to the crate root.
-const PROTOS: &[&str] = &["proto/chess/v1/chess.proto"];
+const PROTOS: &[&str] = &[
+    "proto/chess/v1/chess.proto",
+    "proto/chess/v1/error_reason.proto",
+];
 /// The import root of the protos.
 const INCLUDE: &str = "proto";
 /// The descriptor set file name, read back with `tonic::include_file_descriptor_set!`.

@@ -61,6 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     r#move: "e2e4".into(),
                     expected_ply: Some(0),
                     color: 0,
+                    ..Default::default()
                 })
                 .await?;
         } else {
@@ -69,6 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     game_id: game.game_id.clone(),
                     expected_ply: Some(1),
                     color: 0,
+                    ..Default::default()
                 })
                 .await?;
         }

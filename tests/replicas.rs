@@ -5,8 +5,8 @@
 //! restarted under load; a clock starting after the first moves and AddTime (racing
 //! AddTimes with one `expected_version`: exactly one gives the time).
 //!
-//! And the gRPC suites of the `service` and `durability` crates again (calls, lifecycle,
-//! watch, durability), on PostgreSQL: every server they start without a `--database-url`
+//! And the gRPC suites of the `service` and `durability` crates again (calls, import,
+//! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
 //! of its own keeps its games in a database of a cluster this process shares.
 //!
 //! Without PostgreSQL these tests say so loudly and pass as skipped, unless
@@ -21,6 +21,8 @@ mod store;
 const STORE_UNDER_TEST: server::TestStore = server::TestStore::Postgres;
 #[path = "service/calls.rs"]
 mod calls;
+#[path = "service/import.rs"]
+mod import;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
 #[path = "durability/server_durability.rs"]
@@ -91,6 +93,7 @@ fn play_req(id: &str, mv: &str, expected_ply: Option<u32>) -> pb::PlayRequest {
         r#move: mv.into(),
         expected_ply,
         color: 0,
+        ..Default::default()
     }
 }
 
@@ -104,9 +107,12 @@ async fn play(c: &mut Client, id: &str, mv: &str) -> pb::Game {
 }
 
 async fn get(c: &mut Client, id: &str) -> Result<pb::Game, tonic::Status> {
-    c.get_game(pb::GetGameRequest { game_id: id.into() })
-        .await
-        .map(|r| r.into_inner().game.expect("a game"))
+    c.get_game(pb::GetGameRequest {
+        game_id: id.into(),
+        ..Default::default()
+    })
+    .await
+    .map(|r| r.into_inner().game.expect("a game"))
 }
 
 async fn health(server: &Server) -> Option<ServingStatus> {
@@ -371,6 +377,7 @@ async fn clock_start_and_added_time_are_shared_by_the_replicas() {
         color: pb::Color::Black as i32,
         ms: 15_000,
         expected_version: Some(expected_version),
+        ..Default::default()
     };
     let (ra, rb) = tokio::join!(ca.add_time(add(g.version)), cb.add_time(add(g.version)));
     match (&ra, &rb) {
@@ -541,7 +548,10 @@ impl Caller<'_> {
         while !stop.load(Ordering::Relaxed) {
             let at = *self.at;
             if let Some(client) = self.clients[at].as_mut() {
-                let mut req = tonic::Request::new(pb::GetGameRequest { game_id: id.into() });
+                let mut req = tonic::Request::new(pb::GetGameRequest {
+                    game_id: id.into(),
+                    ..Default::default()
+                });
                 req.set_timeout(CALL_DEADLINE);
                 let started = Instant::now();
                 match client.get_game(req).await {

@@ -11,6 +11,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 
 #[path = "service/calls.rs"]
 mod calls;
+#[path = "service/import.rs"]
+mod import;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
 #[path = "service/limits.rs"]

@@ -468,6 +468,7 @@ impl Caller {
             r#move: self.script[self.ply].clone(),
             expected_ply: Some(self.ply as u32),
             color: 0,
+            ..Default::default()
         };
         let bytes = if self.client == ClientKind::Raw {
             self.raw_call("/chess.v1.ChessService/Play", req).await?
@@ -572,6 +573,7 @@ impl Caller {
                     _ => {
                         let req = pb::GetGameRequest {
                             game_id: self.game_id.clone(),
+                            ..Default::default()
                         };
                         return self.chess.get_game(req).await.map(|_| 0);
                     }

@@ -231,6 +231,15 @@ impl Match {
         }
     }
 
+    /// The game as it stood at `version` (its first `version` events): what a request
+    /// that expected that version was decided on, so that a retry can be recognised by
+    /// deciding it again there. `None` when the game has not reached `version`.
+    pub fn at_version(&self, version: u64) -> Option<Result<Match, ReplayError>> {
+        let events = self.log.get(..usize::try_from(version).ok()?)?;
+        let mut m = self.restart();
+        Some(events.iter().try_for_each(|&e| m.apply(e)).map(|()| m))
+    }
+
     /// Replays a whole log onto a new game, checking every event.
     pub fn replay(
         start: Position,

@@ -234,7 +234,15 @@ about_game_by_field!(
     pb::ClaimDrawRequest,
     pb::AddTimeRequest,
     pb::WatchGameRequest,
+    pb::ImportGameRequest,
+    pb::DeleteGameRequest,
 );
+
+impl AboutGame for pb::ListGamesRequest {
+    fn game_id(&self) -> &str {
+        ""
+    }
+}
 
 impl AboutGame for pb::LegalMovesRequest {
     fn game_id(&self) -> &str {

@@ -11,6 +11,7 @@ use crate::registry::PlayedMove;
 #[cfg(test)]
 use crate::rules;
 use crate::rules::{Color, Game, Move, Position, Variant};
+use crate::service::views::View;
 
 impl From<Variant> for pb::Variant {
     fn from(variant: Variant) -> pb::Variant {
@@ -137,8 +138,8 @@ pub fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
     pb::Move {
         uci: pos.uci(m),
         san,
-        from: m.from.to_string(),
-        to: m.king_to().to_string(),
+        from_square: m.from.to_string(),
+        to_square: m.king_to().to_string(),
         promotion: m
             .promotion()
             .map(|r| r.char().to_string())
@@ -207,10 +208,13 @@ pub fn ply_u32(ply: usize) -> u32 {
     u32::try_from(ply).unwrap_or(u32::MAX)
 }
 
-/// The whole game as the API shows it; `san` holds the SAN of each move played. The
-/// clocks are read as of the running clock's start (the view depends only on the game's
-/// state, so it can be cached); [`advance_clock`] brings them to the moment of serving.
-pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
+/// The game as the API shows it; `san` holds the SAN of each move played. The clocks are
+/// read as of the running clock's start (the view depends only on the game's state, so it
+/// can be cached); [`advance_clock`] brings them to the moment of serving. The basic view
+/// leaves out the history (moves, SAN, PGN), so that neither its size nor its cost grows
+/// with the game.
+pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String], view: View) -> pb::Game {
+    let full = view == View::Full;
     let game = m.game();
     let pos = game.position();
     let status = m.status();
@@ -220,8 +224,8 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
         variant: pb::Variant::from(game.variant()) as i32,
         initial_fen: game.start().to_fen(),
         fen: pos.to_fen(),
-        moves: game.uci_moves(),
-        san_moves: san.to_vec(),
+        moves: if full { game.uci_moves() } else { Vec::new() },
+        san_moves: if full { san.to_vec() } else { Vec::new() },
         ply: ply_u32(game.ply()),
         side_to_move: pb::Color::from(pos.turn()) as i32,
         in_check: pos.is_check(),
@@ -229,12 +233,17 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String]) -> pb::Game {
         winner: winner_to_pb(status) as i32,
         can_claim_threefold: going && game.can_claim_threefold(),
         can_claim_fifty_moves: going && game.can_claim_fifty_moves(),
-        pgn: crate::lifecycle::pgn::to_pgn(m, san),
+        pgn: if full {
+            crate::lifecycle::pgn::to_pgn(m, san)
+        } else {
+            String::new()
+        },
         chess960_position: chess960_number(meta),
         clock: m.clock_at(0).as_ref().map(pb::Clock::from),
         draw_offered_by: opt_color_to_pb(m.offer()),
         version: m.version(),
         opening: m.opening().map(pb::Opening::from),
+        tags: Default::default(),
     }
 }
 
@@ -370,7 +379,7 @@ mod tests {
         let castle = pos.parse_move("O-O").expect("king side castling is legal");
         let m = move_to_pb(&pos, castle);
         assert_eq!(
-            (m.uci.as_str(), m.from.as_str(), m.to.as_str()),
+            (m.uci.as_str(), m.from_square.as_str(), m.to_square.as_str()),
             ("b1h1", "b1", "g1")
         );
         assert!(m.castle && !m.capture && !m.check);

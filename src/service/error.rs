@@ -189,6 +189,14 @@ pub enum ServiceError {
         /// The game's actual version.
         current: u64,
     },
+    /// A GameView enum value that is unknown.
+    #[error(
+        "invalid view: {value} is not a known GameView; use GAME_VIEW_BASIC or GAME_VIEW_FULL (or leave it unset for the full view)"
+    )]
+    InvalidView {
+        /// The value sent.
+        value: i32,
+    },
     /// A Color enum value that is not a known Color.
     #[error("invalid {field}: {value} is not a known Color; use COLOR_WHITE or COLOR_BLACK")]
     InvalidColor {
@@ -244,12 +252,18 @@ pub enum ServiceError {
     #[error("{0}")]
     Pgn(PgnError),
     /// ImportGame's `pgn` is longer than one game is allowed to be.
-    #[error("the pgn is {len} bytes; at most {max} bytes (one game) are imported")]
+    #[error(
+        "the pgn is {len} bytes; at most {max} bytes (one game) are imported: the text goes past that at line {line}, column {column}"
+    )]
     PgnTooLarge {
         /// The text's length in bytes.
         len: usize,
         /// The most accepted.
         max: usize,
+        /// The line of the first character past the limit.
+        line: u32,
+        /// Its column (in characters).
+        column: u32,
     },
     /// A required request field was left empty.
     #[error("missing {field}: {why}")]
@@ -517,6 +531,7 @@ impl ServiceError {
             | InvalidTimeControl { .. }
             | InvalidClockStart { .. }
             | InvalidAddTime { .. }
+            | InvalidView { .. }
             | InvalidColor { .. } => Code::InvalidArgument,
             IllegalMove(_)
             | AmbiguousMove(_)
@@ -547,60 +562,69 @@ impl ServiceError {
         }
     }
 
-    /// The `ErrorInfo.reason`: stable, UPPER_SNAKE, what callers branch on.
-    pub fn reason(&self) -> &'static str {
+    /// The `ErrorInfo.reason` as the proto's `ErrorReason`: every reason this server
+    /// sends is one of its values (the type makes sure of it).
+    pub fn error_reason(&self) -> crate::pb::ErrorReason {
+        use crate::pb::ErrorReason as R;
         use ServiceError::*;
         match self {
-            InvalidFen { .. } => "INVALID_FEN",
-            InvalidMoveText(_) => "INVALID_MOVE_TEXT",
-            IllegalMove(_) => "ILLEGAL_MOVE",
-            AmbiguousMove(_) => "AMBIGUOUS_MOVE",
-            GameOver { .. } => "GAME_OVER",
-            NothingToUndo { .. } => "NOTHING_TO_UNDO",
-            NotYourTurn { .. } | NotYourMove { .. } => "NOT_YOUR_TURN",
-            DrawOfferPending { .. } => "DRAW_OFFER_PENDING",
-            NoDrawOffer { .. } => "NO_DRAW_OFFER",
-            DrawOfferTooSoon { .. } => "DRAW_OFFER_TOO_SOON",
-            HistoryFull { .. } => "HISTORY_FULL",
-            DiskFull(_) => "DISK_FULL",
-            StoreStopped(_) => "STORE_STOPPED",
-            OwnDrawOffer { .. } => "OWN_DRAW_OFFER",
-            ClaimRefused { .. } => "CLAIM_REFUSED",
-            VersionAhead { .. } => "VERSION_AHEAD",
-            InvalidTimeControl { .. } | InvalidClockStart { .. } => "INVALID_TIME_CONTROL",
-            InvalidAddTime { .. } => "INVALID_ADD_TIME",
-            GameUntimed { .. } => "GAME_UNTIMED",
-            VersionMismatch { .. } => "VERSION_MISMATCH",
-            InvalidColor { .. } => "INVALID_COLOR",
-            GameNotFound { .. } => "GAME_NOT_FOUND",
-            PlyMismatch { .. } => "PLY_MISMATCH",
-            ConcurrentChange { .. } => "CONCURRENT_CHANGE",
-            GameAlreadyExists { .. } => "GAME_ALREADY_EXISTS",
-            InvalidGameId { .. } => "INVALID_GAME_ID",
-            MissingField { .. } => "MISSING_FIELD",
-            Pgn(PgnError::Syntax { .. }) | PgnTooLarge { .. } => "PGN_SYNTAX",
-            Pgn(PgnError::IllegalMove { .. }) => "PGN_ILLEGAL_MOVE",
-            Pgn(PgnError::AmbiguousMove { .. }) => "PGN_AMBIGUOUS_MOVE",
-            Pgn(PgnError::MultipleGames { .. }) => "PGN_MULTIPLE_GAMES",
-            ConflictingFields { .. } => "CONFLICTING_FIELDS",
-            InvalidVariant { .. } => "INVALID_VARIANT",
-            InvalidChess960Position { .. } => "INVALID_CHESS960_POSITION",
-            DepthTooLarge { .. } => "DEPTH_TOO_LARGE",
-            FenRequired { .. } => "FEN_REQUIRED",
-            TooManyPerfts { .. } => "TOO_MANY_PERFTS",
-            DeadlineExceeded { .. } | PerftTimeLimit { .. } => "DEADLINE_EXCEEDED",
-            Cancelled => "CANCELLED",
-            DataLoss(_) => "DATA_LOSS",
-            Store(_) => "STORE_FAILURE",
-            ShuttingDown => "SHUTTING_DOWN",
-            StoreUnavailable(_) => "STORE_UNAVAILABLE",
-            Internal(_) => "INTERNAL",
-            TokenMissing => "TOKEN_MISSING",
-            TokenUnknown => "TOKEN_UNKNOWN",
-            RoleForbids { .. } | EndingIsFinal { .. } => "ROLE_FORBIDS",
-            RateLimited(_) => "RATE_LIMITED",
-            Overloaded { .. } => "OVERLOADED",
+            InvalidFen { .. } => R::InvalidFen,
+            InvalidMoveText(_) => R::InvalidMoveText,
+            IllegalMove(_) => R::IllegalMove,
+            AmbiguousMove(_) => R::AmbiguousMove,
+            GameOver { .. } => R::GameOver,
+            NothingToUndo { .. } => R::NothingToUndo,
+            NotYourTurn { .. } | NotYourMove { .. } => R::NotYourTurn,
+            DrawOfferPending { .. } => R::DrawOfferPending,
+            NoDrawOffer { .. } => R::NoDrawOffer,
+            DrawOfferTooSoon { .. } => R::DrawOfferTooSoon,
+            HistoryFull { .. } => R::HistoryFull,
+            DiskFull(_) => R::DiskFull,
+            StoreStopped(_) => R::StoreStopped,
+            OwnDrawOffer { .. } => R::OwnDrawOffer,
+            ClaimRefused { .. } => R::ClaimRefused,
+            VersionAhead { .. } => R::VersionAhead,
+            InvalidTimeControl { .. } | InvalidClockStart { .. } => R::InvalidTimeControl,
+            InvalidAddTime { .. } => R::InvalidAddTime,
+            GameUntimed { .. } => R::GameUntimed,
+            VersionMismatch { .. } => R::VersionMismatch,
+            InvalidColor { .. } => R::InvalidColor,
+            InvalidView { .. } => R::InvalidView,
+            GameNotFound { .. } => R::GameNotFound,
+            PlyMismatch { .. } => R::PlyMismatch,
+            ConcurrentChange { .. } => R::ConcurrentChange,
+            GameAlreadyExists { .. } => R::GameAlreadyExists,
+            InvalidGameId { .. } => R::InvalidGameId,
+            MissingField { .. } => R::MissingField,
+            Pgn(PgnError::Syntax { .. }) | PgnTooLarge { .. } => R::PgnSyntax,
+            Pgn(PgnError::IllegalMove { .. }) => R::PgnIllegalMove,
+            Pgn(PgnError::AmbiguousMove { .. }) => R::PgnAmbiguousMove,
+            Pgn(PgnError::MultipleGames { .. }) => R::PgnMultipleGames,
+            ConflictingFields { .. } => R::ConflictingFields,
+            InvalidVariant { .. } => R::InvalidVariant,
+            InvalidChess960Position { .. } => R::InvalidChess960Position,
+            DepthTooLarge { .. } => R::DepthTooLarge,
+            FenRequired { .. } => R::FenRequired,
+            TooManyPerfts { .. } => R::TooManyPerfts,
+            DeadlineExceeded { .. } | PerftTimeLimit { .. } => R::DeadlineExceeded,
+            Cancelled => R::Cancelled,
+            DataLoss(_) => R::DataLoss,
+            Store(_) => R::StoreFailure,
+            ShuttingDown => R::ShuttingDown,
+            StoreUnavailable(_) => R::StoreUnavailable,
+            Internal(_) => R::Internal,
+            TokenMissing => R::TokenMissing,
+            TokenUnknown => R::TokenUnknown,
+            RoleForbids { .. } | EndingIsFinal { .. } => R::RoleForbids,
+            RateLimited(_) => R::RateLimited,
+            Overloaded { .. } => R::Overloaded,
         }
+    }
+
+    /// The `ErrorInfo.reason`: stable, UPPER_SNAKE, what callers branch on (the
+    /// `ErrorReason` value's name).
+    pub fn reason(&self) -> &'static str {
+        self.error_reason().as_str_name()
     }
 
     /// Structured facts for `ErrorInfo.metadata`, for callers that act on them.
@@ -677,6 +701,13 @@ impl ServiceError {
                 put("line", line.to_string());
                 put("column", column.to_string());
             }
+            PgnTooLarge {
+                max, line, column, ..
+            } => {
+                put("line", line.to_string());
+                put("column", column.to_string());
+                put("max_bytes", max.to_string());
+            }
             Pgn(PgnError::IllegalMove {
                 ply,
                 move_number,
@@ -707,7 +738,6 @@ impl ServiceError {
                 put("column", column.to_string());
             }
             Pgn(PgnError::MultipleGames { line }) => put("line", line.to_string()),
-            PgnTooLarge { max, .. } => put("max_bytes", max.to_string()),
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
             Overloaded { limit } => put("max_in_flight", limit.to_string()),
@@ -761,6 +791,7 @@ impl ServiceError {
             InvalidColor { field, value } => {
                 vec![(field, format!("{value} is not a known Color"))]
             }
+            InvalidView { value } => vec![("view", format!("{value} is not a known GameView"))],
             InvalidClockStart { value } => vec![(
                 "time_control.clock_start",
                 format!("{value} is not a known ClockStart"),

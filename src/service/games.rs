@@ -1,7 +1,7 @@
 //! The calls on games: each reads its request, runs one decision on the game in the
 //! registry (under the game's lock) and answers in `chess.v1` messages.
 
-use crate::lifecycle::{GameMeta, Refusal};
+use crate::lifecycle::{GameMeta, Match, Refusal};
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::registry::{GameEntry, now_ms};
@@ -12,7 +12,7 @@ use super::convert::{self, ply_u32};
 use super::start::RequestedStart;
 use super::validate::{
     color_from_pb, parse_fen, required_color, time_to_add, validate_game_id, validate_move_text,
-    variant_from_pb,
+    variant_from_pb, view_from_pb,
 };
 use super::views;
 use super::wire::{self, EncodedLegalMoves};
@@ -31,12 +31,73 @@ fn check_ply(e: &GameEntry, id: &str, expected: Option<u32>) -> Result<(), Servi
     }
 }
 
+/// What `expected_version` says about a change.
+enum Expected<R> {
+    /// Unset, or the game's version: decide the change now.
+    Current,
+    /// The change was made already (its answer was lost): answer the game as it stands,
+    /// with what deciding the change again said (the move, for Play).
+    Retried(R),
+}
+
+/// Checks a change's `expected_version` against game `e`. On a mismatch, `change` decides
+/// the request again on the game as it stood at that version, at the time of the first
+/// event after it: when the events it makes are exactly the events recorded after that
+/// version, the request is an exact retry ([`Expected::Retried`]); otherwise the answer
+/// is ABORTED, VERSION_MISMATCH. Costs a replay, on a mismatch only.
+fn check_version<R>(
+    e: &GameEntry,
+    id: &str,
+    expected: Option<u64>,
+    now: u64,
+    change: impl FnOnce(&mut Match, u64) -> Result<R, Refusal>,
+) -> Result<Expected<R>, ServiceError> {
+    let game = e.lifecycle();
+    let current = game.version();
+    let Some(expected) = expected.filter(|&v| v != current) else {
+        return Ok(Expected::Current);
+    };
+    let mismatch = || ServiceError::VersionMismatch {
+        id: id.to_string(),
+        expected,
+        current,
+    };
+    let Some(Ok(mut past)) = game.at_version(expected) else {
+        return Err(mismatch());
+    };
+    let since = usize::try_from(expected).map_err(|_| mismatch())?;
+    let recorded = &game.log()[since..];
+    let at = recorded
+        .first()
+        .and_then(|entry| entry.at_ms)
+        .unwrap_or(now);
+    match change(&mut past, at) {
+        Ok(answer)
+            if past.log()[since..]
+                .iter()
+                .map(|entry| entry.event)
+                .eq(recorded.iter().map(|entry| entry.event)) =>
+        {
+            Ok(Expected::Retried(answer))
+        }
+        _ => Err(mismatch()),
+    }
+}
+
 /// The error for a NewGame on an id that holds a game with another start.
-fn already_exists(existing: &GameEntry) -> ServiceError {
+pub(super) fn already_exists(existing: &GameEntry) -> ServiceError {
     ServiceError::GameAlreadyExists {
         id: existing.meta().id.clone(),
         existing: convert::describe_start(existing.meta(), existing.lifecycle()),
     }
+}
+
+/// The fields every side action's request has.
+struct SideAction {
+    game_id: String,
+    color: i32,
+    expected_version: Option<u64>,
+    view: i32,
 }
 
 impl ChessService {
@@ -45,6 +106,8 @@ impl ChessService {
         req: pb::NewGameRequest,
     ) -> Result<pb::NewGameResponse, ServiceError> {
         let requested = RequestedStart::of(&req)?;
+        let view = view_from_pb(req.view)?;
+        let answer = move |e: &mut GameEntry, now| views::game(e, now, view);
         // The clock of a timed game starts now.
         let created_unix_ms = now_ms();
         let game = requested.game(created_unix_ms);
@@ -62,10 +125,7 @@ impl ChessService {
                     Err(already_exists(e))
                 }
             };
-            let (game, _) = self
-                .registry
-                .create(meta, game, existing, views::game)
-                .await?;
+            let (game, _) = self.registry.create(meta, game, existing, answer).await?;
             return Ok(pb::NewGameResponse { game: Some(game) });
         }
         // A server-made id: 128 random bits; a collision is retried, not reported.
@@ -79,7 +139,7 @@ impl ChessService {
             let taken = |e: &GameEntry| Err(already_exists(e));
             match self
                 .registry
-                .create(meta, game.clone(), taken, views::game)
+                .create(meta, game.clone(), taken, answer)
                 .await
             {
                 Ok((game, _)) => return Ok(pb::NewGameResponse { game: Some(game) }),
@@ -97,7 +157,11 @@ impl ChessService {
         req: pb::GetGameRequest,
     ) -> Result<pb::GetGameResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
-        let game = self.registry.read(&req.game_id, views::game).await?;
+        let view = view_from_pb(req.view)?;
+        let game = self
+            .registry
+            .read(&req.game_id, move |e, now| views::game(e, now, view))
+            .await?;
         Ok(pb::GetGameResponse { game: Some(game) })
     }
 
@@ -108,11 +172,22 @@ impl ChessService {
         validate_game_id(&req.game_id)?;
         validate_move_text(&req.r#move)?;
         let color = color_from_pb(req.color, "color")?;
+        let view = view_from_pb(req.view)?;
         let id = req.game_id.clone();
         let text = req.r#move;
         let expected = req.expected_ply;
+        let expected_version = req.expected_version;
         self.registry
             .update(req.game_id, move |e, now| {
+                let replay = |past: &mut Match, at| {
+                    let before = *past.game().position();
+                    past.play(at, color, &text).map(|m| (before, m))
+                };
+                if let Expected::Retried((before, m)) =
+                    check_version(e, &id, expected_version, now, replay)?
+                {
+                    return Ok((views::game(e, now, view), convert::move_to_pb(&before, m)));
+                }
                 let ply = e.game().ply();
                 if let Some(expected) = expected.filter(|&x| x as usize != ply) {
                     // A retry of the move already played at `expected` succeeds without
@@ -127,7 +202,7 @@ impl ChessService {
                         && pos.parse_move(&text).is_ok_and(|m| m == played)
                     {
                         let mv = convert::move_to_pb(&pos, played);
-                        return Ok((views::game(e, now), mv));
+                        return Ok((views::game(e, now, view), mv));
                     }
                     return Err(ServiceError::PlyMismatch {
                         id: id.clone(),
@@ -138,7 +213,7 @@ impl ChessService {
                 let mv = e
                     .play(now, color, &text)
                     .map_err(|r| ServiceError::from_refusal(&id, r, "moves are played"))?;
-                Ok((views::game(e, now), mv.into()))
+                Ok((views::game(e, now, view), mv.into()))
             })
             .await
             .map(|(game, mv)| pb::PlayResponse {
@@ -158,10 +233,18 @@ impl ChessService {
     ) -> Result<pb::UndoResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         let color = color_from_pb(req.color, "color")?;
+        let view = view_from_pb(req.view)?;
         let id = req.game_id.clone();
         let expected = req.expected_ply;
+        let expected_version = req.expected_version;
         self.registry
             .update(req.game_id, move |e, now| {
+                let replay = |past: &mut Match, at| past.undo(at, color);
+                if let Expected::Retried((before, m)) =
+                    check_version(e, &id, expected_version, now, replay)?
+                {
+                    return Ok((views::game(e, now, view), convert::move_to_pb(&before, m)));
+                }
                 check_ply(e, &id, expected)?;
                 let status = e.lifecycle().status();
                 if role < Role::Admin && status.is_over() && status.on_board().is_none() {
@@ -174,7 +257,7 @@ impl ChessService {
                 let mv = e
                     .undo(now, color)
                     .map_err(|r| ServiceError::from_refusal(&id, r, "moves are taken back"))?;
-                Ok((views::game(e, now), mv.into()))
+                Ok((views::game(e, now, view), mv.into()))
             })
             .await
             .map(|(game, mv)| pb::UndoResponse {
@@ -183,26 +266,39 @@ impl ChessService {
             })
     }
 
-    /// A side's action off the board (resign, offer a draw, answer an offer): the side
-    /// named in `color` (`why` says why it must be), the change made under the game's
-    /// lock, and the game as it then stands.
-    async fn side_action<F>(
+    /// A side's action off the board (resign, offer a draw, answer an offer, add time):
+    /// the side named in `color` (`why` says why it must be), the change made under the
+    /// game's lock unless `expected_version` shows it made already (see
+    /// [`check_version`]), and the game as it then stands. `act` runs on the game's entry,
+    /// `replay` (the same change) on the game at the expected version.
+    async fn side_action<F, P>(
         &self,
-        game_id: String,
-        color: i32,
+        action: SideAction,
         why: &'static str,
         mut act: F,
+        replay: P,
     ) -> Result<pb::Game, ServiceError>
     where
         F: FnMut(&mut GameEntry, u64, Color) -> Result<(), Refusal> + Send + 'static,
+        P: Fn(&mut Match, u64, Color) -> Result<(), Refusal> + Send + 'static,
     {
+        let SideAction {
+            game_id,
+            color,
+            expected_version,
+            view,
+        } = action;
         validate_game_id(&game_id)?;
         let color = required_color(color, why)?;
+        let view = view_from_pb(view)?;
         let id = game_id.clone();
         self.registry
             .update(game_id, move |e, now| {
-                act(e, now, color).map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
-                Ok(views::game(e, now))
+                let again = |past: &mut Match, at| replay(past, at, color);
+                if let Expected::Current = check_version(e, &id, expected_version, now, again)? {
+                    act(e, now, color).map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
+                }
+                Ok(views::game(e, now, view))
             })
             .await
     }
@@ -212,8 +308,19 @@ impl ChessService {
         req: pb::ResignRequest,
     ) -> Result<pb::ResignResponse, ServiceError> {
         let why = "name the side that resigns";
+        let action = SideAction {
+            game_id: req.game_id,
+            color: req.color,
+            expected_version: req.expected_version,
+            view: req.view,
+        };
         let game = self
-            .side_action(req.game_id, req.color, why, |e, now, c| e.resign(now, c))
+            .side_action(
+                action,
+                why,
+                |e, now, c| e.resign(now, c),
+                |m, now, c| m.resign(now, c),
+            )
             .await?;
         Ok(pb::ResignResponse { game: Some(game) })
     }
@@ -223,10 +330,19 @@ impl ChessService {
         req: pb::OfferDrawRequest,
     ) -> Result<pb::OfferDrawResponse, ServiceError> {
         let why = "name the side that offers the draw";
+        let action = SideAction {
+            game_id: req.game_id,
+            color: req.color,
+            expected_version: req.expected_version,
+            view: req.view,
+        };
         let game = self
-            .side_action(req.game_id, req.color, why, |e, now, c| {
-                e.offer_draw(now, c)
-            })
+            .side_action(
+                action,
+                why,
+                |e, now, c| e.offer_draw(now, c),
+                |m, now, c| m.offer_draw(now, c),
+            )
             .await?;
         Ok(pb::OfferDrawResponse { game: Some(game) })
     }
@@ -237,10 +353,19 @@ impl ChessService {
     ) -> Result<pb::RespondToDrawResponse, ServiceError> {
         let why = "name the side that answers the offer";
         let accept = req.accept;
+        let action = SideAction {
+            game_id: req.game_id,
+            color: req.color,
+            expected_version: req.expected_version,
+            view: req.view,
+        };
         let game = self
-            .side_action(req.game_id, req.color, why, move |e, now, c| {
-                e.respond_to_draw(now, c, accept)
-            })
+            .side_action(
+                action,
+                why,
+                move |e, now, c| e.respond_to_draw(now, c, accept),
+                move |m, now, c| m.respond_to_draw(now, c, accept),
+            )
             .await?;
         Ok(pb::RespondToDrawResponse { game: Some(game) })
     }
@@ -251,26 +376,21 @@ impl ChessService {
         &self,
         req: pb::AddTimeRequest,
     ) -> Result<pb::AddTimeResponse, ServiceError> {
-        validate_game_id(&req.game_id)?;
-        let color = required_color(req.color, "name the side whose clock gets the time")?;
         let ms = time_to_add(req.ms)?;
-        let id = req.game_id.clone();
-        let expected = req.expected_version;
+        let why = "name the side whose clock gets the time";
+        let action = SideAction {
+            game_id: req.game_id,
+            color: req.color,
+            expected_version: req.expected_version,
+            view: req.view,
+        };
         let game = self
-            .registry
-            .update(req.game_id, move |e, now| {
-                let current = e.lifecycle().version();
-                if let Some(expected) = expected.filter(|&x| x != current) {
-                    return Err(ServiceError::VersionMismatch {
-                        id: id.clone(),
-                        expected,
-                        current,
-                    });
-                }
-                e.add_time(now, color, ms)
-                    .map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
-                Ok(views::game(e, now))
-            })
+            .side_action(
+                action,
+                why,
+                move |e, now, c| e.add_time(now, c, ms),
+                move |m, now, c| m.add_time(now, c, ms),
+            )
             .await?;
         Ok(pb::AddTimeResponse { game: Some(game) })
     }
@@ -287,15 +407,24 @@ impl ChessService {
             validate_move_text(&req.r#move)?;
             Some(req.r#move)
         };
+        let view = view_from_pb(req.view)?;
         let id = req.game_id.clone();
         let expected = req.expected_ply;
+        let expected_version = req.expected_version;
         self.registry
             .update(req.game_id, move |e, now| {
+                let replay = |past: &mut Match, at| past.claim_draw(at, color, text.as_deref());
+                if let Expected::Retried(played) =
+                    check_version(e, &id, expected_version, now, replay)?
+                {
+                    let mv = played.map(|(before, m)| convert::move_to_pb(&before, m));
+                    return Ok((views::game(e, now, view), mv));
+                }
                 check_ply(e, &id, expected)?;
                 let mv = e
                     .claim_draw(now, color, text.as_deref())
                     .map_err(|r| ServiceError::from_refusal(&id, r, "a draw is claimed"))?;
-                Ok((views::game(e, now), mv.map(pb::Move::from)))
+                Ok((views::game(e, now, view), mv.map(pb::Move::from)))
             })
             .await
             .map(|(game, mv)| pb::ClaimDrawResponse {
@@ -344,7 +473,7 @@ impl ChessService {
 }
 
 /// A new server-made game id: 128 random bits as 22 URL-safe characters.
-fn new_game_id() -> Result<String, ServiceError> {
+pub(super) fn new_game_id() -> Result<String, ServiceError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|e| ServiceError::Internal(format!("no randomness: {e}")))?;

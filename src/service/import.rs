@@ -11,18 +11,38 @@ use crate::lifecycle::import::{ImportError, Imported, import_pgn};
 use crate::pb;
 use crate::registry::{GameEntry, now_ms};
 
-use super::validate::validate_game_id;
-use super::{ChessService, ServiceError, convert, views};
+use super::games::{already_exists, new_game_id};
+use super::validate::{validate_game_id, view_from_pb};
+use super::{ChessService, ServiceError, views};
 
 /// The longest `pgn` ImportGame reads, in bytes: 256 KiB, far more than any one real
 /// game (a 300-move game with clock and evaluation comments is under 40 KiB).
 pub const MAX_PGN_BYTES: usize = 256 * 1024;
 
-fn already_exists(existing: &GameEntry) -> ServiceError {
-    ServiceError::GameAlreadyExists {
-        id: existing.meta().id.clone(),
-        existing: convert::describe_start(existing.meta(), existing.lifecycle()),
+/// The line and column (1-based, columns in characters, as the PGN reader counts them)
+/// of the character at byte `at` of `text` (or the first one after it).
+fn place_of(text: &str, at: usize) -> (u32, u32) {
+    // The reader does not count a byte order mark.
+    let (text, at) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, at.saturating_sub('\u{feff}'.len_utf8())),
+        None => (text, at),
+    };
+    let (mut line, mut column) = (1u32, 1u32);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if i >= at {
+            break;
+        }
+        match c {
+            '\n' => (line, column) = (line.saturating_add(1), 1),
+            '\r' if chars.peek().is_none_or(|&(_, next)| next != '\n') => {
+                (line, column) = (line.saturating_add(1), 1)
+            }
+            '\r' => {}
+            _ => column = column.saturating_add(1),
+        }
     }
+    (line, column)
 }
 
 /// Whether `existing` is the game `imported` describes: same variant, start and log.
@@ -45,14 +65,19 @@ impl ChessService {
             });
         }
         if req.pgn.len() > MAX_PGN_BYTES {
+            let (line, column) = place_of(&req.pgn, MAX_PGN_BYTES);
             return Err(ServiceError::PgnTooLarge {
                 len: req.pgn.len(),
                 max: MAX_PGN_BYTES,
+                line,
+                column,
             });
         }
         if !req.game_id.is_empty() {
             validate_game_id(&req.game_id)?;
         }
+        let view = view_from_pb(req.view)?;
+        let answer = move |e: &mut GameEntry, now| views::game(e, now, view);
         // Reading replays every move through the rules: CPU work of up to milliseconds
         // for the largest texts, kept off the async workers.
         let pgn = req.pgn;
@@ -75,7 +100,7 @@ impl ChessService {
         if req.validate_only {
             let id = req.game_id.clone();
             let mut entry = GameEntry::new(meta(id), imported.game);
-            let game = views::game(&mut entry, created_unix_ms);
+            let game = answer(&mut entry, created_unix_ms);
             return Ok(pb::ImportGameResponse { game: Some(game) });
         }
         if !req.game_id.is_empty() {
@@ -89,7 +114,7 @@ impl ChessService {
             };
             let (game, _) = self
                 .registry
-                .create(meta(req.game_id), imported.game, existing, views::game)
+                .create(meta(req.game_id), imported.game, existing, answer)
                 .await?;
             return Ok(pb::ImportGameResponse { game: Some(game) });
         }
@@ -98,12 +123,7 @@ impl ChessService {
             let taken = |e: &GameEntry| Err(already_exists(e));
             match self
                 .registry
-                .create(
-                    meta(super::games::new_game_id()?),
-                    imported.game.clone(),
-                    taken,
-                    views::game,
-                )
+                .create(meta(new_game_id()?), imported.game.clone(), taken, answer)
                 .await
             {
                 Ok((game, _)) => return Ok(pb::ImportGameResponse { game: Some(game) }),
@@ -114,5 +134,20 @@ impl ChessService {
         Err(ServiceError::Internal(
             "could not find a free game id".into(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_count_as_the_reader_does() {
+        assert_eq!(place_of("abc", 0), (1, 1));
+        assert_eq!(place_of("abc", 2), (1, 3));
+        assert_eq!(place_of("a\r\nbc", 4), (2, 2));
+        assert_eq!(place_of("a\rb", 2), (2, 1));
+        // After the mark (3 bytes) and "ü\n" (3 bytes), byte 7 is the "é" after "x".
+        assert_eq!(place_of("\u{feff}ü\nxé", 7), (2, 2));
     }
 }

@@ -6,6 +6,7 @@ use crate::pb;
 use crate::rules::{Color, MoveTextError, Position, Variant};
 
 use super::error::ServiceError;
+use super::views::View;
 
 /// The longest caller-chosen game id. Long enough for a UUID or a match id with a prefix,
 /// short enough to keep keys and log lines small.
@@ -21,6 +22,15 @@ pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, Servi
         Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Ok(Variant::Standard),
         Ok(pb::Variant::Chess960) => Ok(Variant::Chess960),
         Err(_) => Err(ServiceError::InvalidVariant { field, value }),
+    }
+}
+
+/// Reads a `GameView` field: unspecified is the full view; unknown numbers are refused.
+pub fn view_from_pb(value: i32) -> Result<View, ServiceError> {
+    match pb::GameView::try_from(value) {
+        Ok(pb::GameView::Unspecified | pb::GameView::Full) => Ok(View::Full),
+        Ok(pb::GameView::Basic) => Ok(View::Basic),
+        Err(_) => Err(ServiceError::InvalidView { value }),
     }
 }
 

@@ -9,19 +9,32 @@ use crate::registry::GameEntry;
 use super::convert;
 use super::wire::{self, EncodedLegalMoves};
 
+/// How much of a game an answer carries (the request's `GameView`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// The state without the history (moves, SAN, PGN): its size does not grow with the
+    /// game, and neither does the work of making it.
+    Basic,
+    /// Everything.
+    Full,
+}
+
 /// What the service keeps per game state.
 #[derive(Default)]
 struct Views {
-    game: Option<pb::Game>,
+    full: Option<pb::Game>,
+    basic: Option<pb::Game>,
     legal: Option<EncodedLegalMoves>,
 }
 
 /// The game as the API shows it, clocks read at `now`.
-pub fn game(entry: &mut GameEntry, now: u64) -> pb::Game {
+pub fn game(entry: &mut GameEntry, now: u64, view: View) -> pb::Game {
     let mut view = entry.with_views(|views: &mut Views, e| {
-        views
-            .game
-            .get_or_insert_with(|| convert::game_to_pb(e.meta(), e.lifecycle(), e.san()))
+        let kept = match view {
+            View::Full => &mut views.full,
+            View::Basic => &mut views.basic,
+        };
+        kept.get_or_insert_with(|| convert::game_to_pb(e.meta(), e.lifecycle(), e.san(), view))
             .clone()
     });
     if let Some(clock) = view.clock.as_mut() {

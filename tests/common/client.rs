@@ -62,6 +62,7 @@ pub fn offer(id: &str, color: i32) -> pb::OfferDrawRequest {
     pb::OfferDrawRequest {
         game_id: id.into(),
         color,
+        ..Default::default()
     }
 }
 
@@ -71,6 +72,7 @@ pub fn respond(id: &str, color: i32, accept: bool) -> pb::RespondToDrawRequest {
         game_id: id.into(),
         color,
         accept,
+        ..Default::default()
     }
 }
 
@@ -108,9 +110,12 @@ pub async fn undo(c: &mut Client, id: &str) -> pb::Game {
 
 /// GetGame, keeping a failure for the caller to check.
 pub async fn try_get(c: &mut Client, id: &str) -> Result<pb::Game, tonic::Status> {
-    c.get_game(pb::GetGameRequest { game_id: id.into() })
-        .await
-        .map(|r| r.into_inner().game.expect("GetGame returns a game"))
+    c.get_game(pb::GetGameRequest {
+        game_id: id.into(),
+        ..Default::default()
+    })
+    .await
+    .map(|r| r.into_inner().game.expect("GetGame returns a game"))
 }
 
 /// The game `id` as the server holds it now.

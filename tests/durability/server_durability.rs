@@ -44,6 +44,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
         game_id: "undone".into(),
         expected_ply: Some(6),
         color: 0,
+        ..Default::default()
     })
     .await
     .expect("undo");
@@ -155,6 +156,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
             game_id: "timed-offer".into(),
             color: pb::Color::Black as i32,
             accept: true,
+            ..Default::default()
         })
         .await
         .expect("the pending offer survived the restart")
@@ -190,6 +192,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
     c.offer_draw(pb::OfferDrawRequest {
         game_id: "timed-offer".into(),
         color: color(pb::Color::White),
+        ..Default::default()
     })
     .await
     .expect("offer");
@@ -203,6 +206,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
     c.offer_draw(pb::OfferDrawRequest {
         game_id: "timed-undo".into(),
         color: color(pb::Color::Black),
+        ..Default::default()
     })
     .await
     .expect("offer");
@@ -234,6 +238,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
     c.resign(pb::ResignRequest {
         game_id: "resigned".into(),
         color: color(pb::Color::White),
+        ..Default::default()
     })
     .await
     .expect("resign");
@@ -249,6 +254,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
     c.offer_draw(pb::OfferDrawRequest {
         game_id: "agreed".into(),
         color: color(pb::Color::Black),
+        ..Default::default()
     })
     .await
     .expect("offer");
@@ -256,6 +262,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
         game_id: "agreed".into(),
         color: color(pb::Color::White),
         accept: true,
+        ..Default::default()
     })
     .await
     .expect("accept");
@@ -275,6 +282,7 @@ async fn lifecycle_games(c: &mut Client) -> Vec<&'static str> {
         color: color(pb::Color::Black),
         r#move: "Ng8".into(),
         expected_ply: Some(7),
+        ..Default::default()
     })
     .await
     .expect("claim");
@@ -410,6 +418,7 @@ async fn client_loop(
                 variant: variant as i32,
                 chess960_position: n,
                 time_control,
+                ..Default::default()
             };
             match client.new_game(req).await {
                 Ok(_) => {
@@ -439,6 +448,7 @@ async fn client_loop(
                 .offer_draw(pb::OfferDrawRequest {
                     game_id: id.clone(),
                     color: color as i32,
+                    ..Default::default()
                 })
                 .await
             {
@@ -468,6 +478,7 @@ async fn client_loop(
                     game_id: id.clone(),
                     color: other as i32,
                     accept: false,
+                    ..Default::default()
                 })
                 .await
             {
@@ -487,6 +498,7 @@ async fn client_loop(
                     game_id: id.clone(),
                     expected_ply: Some(ply),
                     color: 0,
+                    ..Default::default()
                 })
                 .await
             {
@@ -511,6 +523,7 @@ async fn client_loop(
                 r#move: uci.clone(),
                 expected_ply: Some(ply),
                 color: 0,
+                ..Default::default()
             };
             match client.play(req).await {
                 Ok(_) => {
@@ -701,6 +714,7 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
             r#move: "Nc6".into(),
             expected_ply: None,
             color: 0,
+            ..Default::default()
         })
         .await
         .expect_err("no play on a damaged game");

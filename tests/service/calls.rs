@@ -58,6 +58,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
         r#move: "e2e4".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(over.await, Code::FailedPrecondition, "GAME_OVER");
     assert!(status.message().contains("undo"), "{}", status.message());
@@ -75,6 +76,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
     let game = client
         .get_game(pb::GetGameRequest {
             game_id: "fools-mate".into(),
+            ..Default::default()
         })
         .await
         .expect("GetGame")
@@ -89,6 +91,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
             game_id: "fools-mate".into(),
             expected_ply: None,
             color: 0,
+            ..Default::default()
         })
         .await;
     expect_error(nothing, Code::FailedPrecondition, "NOTHING_TO_UNDO");
@@ -110,8 +113,8 @@ async fn san_input_with_castling() {
         (
             mv.uci.as_str(),
             mv.san.as_str(),
-            mv.from.as_str(),
-            mv.to.as_str()
+            mv.from_square.as_str(),
+            mv.to_square.as_str()
         ),
         ("e1g1", "O-O", "e1", "g1")
     );
@@ -156,8 +159,8 @@ async fn chess960_game_castles_king_takes_rook_and_king_two_squares() {
         (
             mv.uci.as_str(),
             mv.san.as_str(),
-            mv.from.as_str(),
-            mv.to.as_str()
+            mv.from_square.as_str(),
+            mv.to_square.as_str()
         ),
         ("d1f1", "O-O", "d1", "g1")
     );
@@ -175,7 +178,7 @@ async fn chess960_game_castles_king_takes_rook_and_king_two_squares() {
     let black = play_at(&mut client, "fr-771", "O-O", Some(5)).await;
     let game = black.game.expect("a game");
     assert_eq!(game.moves, ["e1d3", "e8d6", "g1h3", "g8h6", "d1f1", "d8f8"]);
-    assert_eq!(black.r#move.expect("a move").to, "g8");
+    assert_eq!(black.r#move.expect("a move").to_square, "g8");
 }
 
 #[tokio::test]
@@ -227,6 +230,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "e2-e9".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(bad_move.await, Code::InvalidArgument, "INVALID_MOVE_TEXT");
     assert_eq!(violated_fields(&status), ["move"]);
@@ -235,6 +239,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "N".repeat(40),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     expect_error(long_move.await, Code::InvalidArgument, "INVALID_MOVE_TEXT");
     // ... perft too deep (naming the maximum), Chess960 perft without a FEN.
@@ -265,6 +270,7 @@ async fn every_error_code_from_a_real_request() {
     // NOT_FOUND.
     let missing = client.get_game(pb::GetGameRequest {
         game_id: "no-such-game".into(),
+        ..Default::default()
     });
     expect_error(missing.await, Code::NotFound, "GAME_NOT_FOUND");
     let missing = client.play(pb::PlayRequest {
@@ -272,6 +278,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "e4".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     expect_error(missing.await, Code::NotFound, "GAME_NOT_FOUND");
 
@@ -287,6 +294,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "e1g1".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(castle.await, Code::FailedPrecondition, "ILLEGAL_MOVE");
     assert_eq!(
@@ -305,6 +313,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "Ng3".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(ambiguous.await, Code::FailedPrecondition, "AMBIGUOUS_MOVE");
     assert!(
@@ -317,6 +326,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "errors".into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     });
     expect_error(nothing.await, Code::FailedPrecondition, "NOTHING_TO_UNDO");
 
@@ -327,6 +337,7 @@ async fn every_error_code_from_a_real_request() {
         r#move: "d5".into(),
         expected_ply: Some(0),
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(stale.await, Code::Aborted, "PLY_MISMATCH");
     assert_eq!(error_info(&status).metadata["current_ply"], "1");
@@ -334,6 +345,7 @@ async fn every_error_code_from_a_real_request() {
         game_id: "errors".into(),
         expected_ply: Some(0),
         color: 0,
+        ..Default::default()
     });
     let status = expect_error(stale_undo.await, Code::Aborted, "PLY_MISMATCH");
     assert_eq!(error_info(&status).metadata["current_ply"], "1");
@@ -421,6 +433,7 @@ async fn thirty_two_concurrent_plays_at_one_ply_play_exactly_one_move() {
                 r#move: mv.clone(),
                 expected_ply: Some(0),
                 color: 0,
+                ..Default::default()
             };
             (mv, c.play(req).await)
         }));
@@ -432,6 +445,7 @@ async fn thirty_two_concurrent_plays_at_one_ply_play_exactly_one_move() {
     let game = client
         .get_game(pb::GetGameRequest {
             game_id: "race".into(),
+            ..Default::default()
         })
         .await
         .expect("GetGame")
@@ -477,6 +491,7 @@ async fn retrying_a_play_after_a_lost_reply_is_safe() {
         r#move: "d2d4".into(),
         expected_ply: Some(0),
         color: 0,
+        ..Default::default()
     });
     expect_error(other.await, Code::Aborted, "PLY_MISMATCH");
 }
@@ -584,7 +599,7 @@ async fn legal_moves_by_fen_are_stateless_and_report_automatic_draws() {
     let promotions: Vec<&str> = ep
         .moves
         .iter()
-        .filter(|m| m.from == "b7")
+        .filter(|m| m.from_square == "b7")
         .map(|m| m.promotion.as_str())
         .collect();
     assert_eq!(promotions, ["b", "n", "q", "r"]);
@@ -755,6 +770,7 @@ async fn evicted_games_come_back_intact() {
         let game = client
             .get_game(pb::GetGameRequest {
                 game_id: format!("cached-{i}"),
+                ..Default::default()
             })
             .await
             .expect("GetGame");

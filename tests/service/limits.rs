@@ -183,6 +183,7 @@ async fn a_full_history_refuses_moves_and_take_backs_but_every_ending_works() {
         .resign(pb::ResignRequest {
             game_id: "resign".into(),
             color: BLACK,
+            ..Default::default()
         })
         .await
         .expect("resigned")

@@ -27,7 +27,10 @@ use crate::common::server::{Server, error_info, expect_error};
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 fn get_request(id: &str) -> pb::GetGameRequest {
-    pb::GetGameRequest { game_id: id.into() }
+    pb::GetGameRequest {
+        game_id: id.into(),
+        ..Default::default()
+    }
 }
 
 /// Health of the chess service, over a new connection.

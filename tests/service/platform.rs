@@ -302,6 +302,7 @@ fn add_time(id: &str, color: i32, ms: u64) -> pb::AddTimeRequest {
         color,
         ms,
         expected_version: None,
+        ..Default::default()
     }
 }
 
@@ -412,6 +413,7 @@ async fn add_time_is_an_event_of_the_history_and_is_refused_with_reasons() {
     c.resign(pb::ResignRequest {
         game_id: id.into(),
         color: WHITE,
+        ..Default::default()
     })
     .await
     .expect("resign");

@@ -96,7 +96,10 @@ fn named(id: &str) -> pb::NewGameRequest {
 }
 
 fn get(id: &str) -> pb::GetGameRequest {
-    pb::GetGameRequest { game_id: id.into() }
+    pb::GetGameRequest {
+        game_id: id.into(),
+        ..Default::default()
+    }
 }
 
 fn play_req(id: &str, mv: &str) -> pb::PlayRequest {
@@ -105,6 +108,7 @@ fn play_req(id: &str, mv: &str) -> pb::PlayRequest {
         r#move: mv.into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     }
 }
 
@@ -113,6 +117,7 @@ fn undo_req(id: &str) -> pb::UndoRequest {
         game_id: id.into(),
         expected_ply: None,
         color: 0,
+        ..Default::default()
     }
 }
 
@@ -257,6 +262,7 @@ async fn tokens_roles_and_the_open_services() {
             .resign(pb::ResignRequest {
                 game_id: "roles".into(),
                 color: pb::Color::Black as i32,
+                ..Default::default()
             })
             .await
             .map(|_| ()),
@@ -264,6 +270,7 @@ async fn tokens_roles_and_the_open_services() {
             .offer_draw(pb::OfferDrawRequest {
                 game_id: "roles".into(),
                 color: pb::Color::Black as i32,
+                ..Default::default()
             })
             .await
             .map(|_| ()),
@@ -273,6 +280,7 @@ async fn tokens_roles_and_the_open_services() {
                 color: pb::Color::Black as i32,
                 ms: 1000,
                 expected_version: None,
+                ..Default::default()
             })
             .await
             .map(|_| ()),
@@ -372,6 +380,7 @@ async fn without_tokens_the_server_is_open_and_warns() {
         .resign(pb::ResignRequest {
             game_id: "open".into(),
             color: pb::Color::Black as i32,
+            ..Default::default()
         })
         .await
         .expect("resign");
@@ -434,6 +443,7 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
         .resign(pb::ResignRequest {
             game_id: "resigned".into(),
             color: pb::Color::Black as i32,
+            ..Default::default()
         })
         .await
         .expect("resign");
@@ -449,6 +459,7 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
         .offer_draw(pb::OfferDrawRequest {
             game_id: "agreed".into(),
             color: pb::Color::White as i32,
+            ..Default::default()
         })
         .await
         .expect("offer");
@@ -457,6 +468,7 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
             game_id: "agreed".into(),
             color: pb::Color::Black as i32,
             accept: true,
+            ..Default::default()
         })
         .await
         .expect("accept");

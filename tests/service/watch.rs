@@ -66,6 +66,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
             c.offer_draw(pb::OfferDrawRequest {
                 game_id: "watched".into(),
                 color: WHITE,
+                ..Default::default()
             })
             .await
             .expect("offer"); // 2
@@ -84,6 +85,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
     c.offer_draw(pb::OfferDrawRequest {
         game_id: "watched".into(),
         color: BLACK,
+        ..Default::default()
     })
     .await
     .expect("offer"); // 7
@@ -91,6 +93,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
         game_id: "watched".into(),
         color: WHITE,
         accept: false,
+        ..Default::default()
     })
     .await
     .expect("decline"); // 8
@@ -100,6 +103,7 @@ async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
         .resign(pb::ResignRequest {
             game_id: "watched".into(),
             color: BLACK,
+            ..Default::default()
         })
         .await
         .expect("resign")
@@ -324,6 +328,7 @@ async fn the_flag_timer_ends_the_game_without_any_call() {
     let g = c
         .get_game(pb::GetGameRequest {
             game_id: "timer".into(),
+            ..Default::default()
         })
         .await
         .expect("GetGame")
