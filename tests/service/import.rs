@@ -13,6 +13,10 @@ use tonic::Code;
 use crate::common::client::{Client, get, play, try_get};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
+/// A request limit above ImportGame's 256 KiB, so that the service's own limit is what
+/// a text of 256 KiB and more meets.
+const LARGE_REQUESTS: &[&str] = &["--max-request-bytes", "327680"];
+
 fn data(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/pgn")
@@ -117,7 +121,7 @@ const FILES: [Expected; 7] = [
         id: "kiwipete-selfplay",
         plies: 136,
         fen: "8/8/8/8/6K1/8/3k3b/8 w - - 0 69",
-        status: pb::GameStatus::InsufficientMaterial,
+        status: pb::GameStatus::DrawInsufficientMaterial,
         winner: pb::Color::Unspecified,
         variant: pb::Variant::Standard,
         pgn_holds: ["[SetUp \"1\"]", "a1=B"],
@@ -137,7 +141,12 @@ fn check(e: &Expected, game: &pb::Game) {
     assert_eq!(game.san_moves, read.board().san_moves(), "{}", e.file);
     assert_eq!(game.moves, read.board().uci_moves(), "{}", e.file);
     for text in e.pgn_holds {
-        assert!(game.pgn.contains(text), "{}: {text} in\n{}", e.file, game.pgn);
+        assert!(
+            game.pgn.contains(text),
+            "{}: {text} in\n{}",
+            e.file,
+            game.pgn
+        );
     }
 }
 
@@ -170,12 +179,18 @@ async fn the_same_id_and_text_answers_the_game_other_text_is_already_exists() {
     assert_eq!(again.version, first.version, "nothing was applied twice");
     // Other text under the same id: another game.
     let other = client
-        .import_game(request("again", &data("chessbase_deep_blue_kasparov_1997_no_marker.pgn")))
+        .import_game(request(
+            "again",
+            &data("chessbase_deep_blue_kasparov_1997_no_marker.pgn"),
+        ))
         .await;
     let status = expect_error(other, Code::AlreadyExists, "GAME_ALREADY_EXISTS");
     assert_eq!(error_info(&status).metadata["game_id"], "again");
     // The same moves with another result are another game too.
-    let prefix = opera.replace("16.Qb8+\n$3 {[%csl Rd8][%cal Gb3b8,Gd1d8]} Nxb8 17.Rd8# 1-0", "*");
+    let prefix = opera.replace(
+        "16.Qb8+\n$3 {[%csl Rd8][%cal Gb3b8,Gd1d8]} Nxb8 17.Rd8# 1-0",
+        "*",
+    );
     assert_ne!(prefix, opera, "the file's ending is cut");
     let shorter = client.import_game(request("again", &prefix)).await;
     expect_error(shorter, Code::AlreadyExists, "GAME_ALREADY_EXISTS");
@@ -212,7 +227,13 @@ async fn validate_only_answers_the_game_and_stores_nothing() {
         },
     )
     .await;
-    check(&FILES[3], &pb::Game { game_id: "byrne-fischer".into(), ..checked.clone() });
+    check(
+        &FILES[3],
+        &pb::Game {
+            game_id: "byrne-fischer".into(),
+            ..checked.clone()
+        },
+    );
     assert_eq!(checked.game_id, "checked-only");
     let missing = try_get(&mut client, "checked-only").await;
     assert_eq!(missing.expect_err("nothing stored").code(), Code::NotFound);
@@ -233,17 +254,23 @@ fn metadata(status: &tonic::Status) -> HashMap<String, String> {
 
 #[tokio::test]
 async fn every_error_has_its_reason_and_metadata() {
-    let server = Server::start(&[]);
+    let server = Server::start(LARGE_REQUESTS);
     let mut client = server.client().await;
     // Syntax: line and column.
     let status = expect_error(
-        client.import_game(request("bad", "[Event \"x\"]\n1. e4 e5 )")).await,
+        client
+            .import_game(request("bad", "[Event \"x\"]\n1. e4 e5 )"))
+            .await,
         Code::InvalidArgument,
         "PGN_SYNTAX",
     );
     let m = metadata(&status);
     assert_eq!((m["line"].as_str(), m["column"].as_str()), ("2", "10"));
-    assert!(status.message().contains("line 2, column 10"), "{}", status.message());
+    assert!(
+        status.message().contains("line 2, column 10"),
+        "{}",
+        status.message()
+    );
     assert_eq!(violated_fields(&status), ["pgn"]);
     // Illegal: ply, move number, token.
     let status = expect_error(
@@ -255,7 +282,11 @@ async fn every_error_has_its_reason_and_metadata() {
     );
     let m = metadata(&status);
     assert_eq!(
-        (m["ply"].as_str(), m["move_number"].as_str(), m["token"].as_str()),
+        (
+            m["ply"].as_str(),
+            m["move_number"].as_str(),
+            m["token"].as_str()
+        ),
         ("6", "4", "Bb5")
     );
     for part in ["'Bb5'", "ply 6", "move 4"] {
@@ -274,11 +305,19 @@ async fn every_error_has_its_reason_and_metadata() {
     );
     let m = metadata(&status);
     assert_eq!(
-        (m["ply"].as_str(), m["move_number"].as_str(), m["token"].as_str()),
+        (
+            m["ply"].as_str(),
+            m["move_number"].as_str(),
+            m["token"].as_str()
+        ),
         ("0", "30", "Nd2")
     );
     assert_eq!(m["candidates"], "Nbd2,Nfd2");
-    assert!(status.message().contains("Nbd2 or Nfd2"), "{}", status.message());
+    assert!(
+        status.message().contains("Nbd2 or Nfd2"),
+        "{}",
+        status.message()
+    );
     // Two games.
     let two = format!(
         "{}\n{}",
@@ -315,7 +354,10 @@ async fn every_error_has_its_reason_and_metadata() {
     );
     // None of them stored anything.
     assert_eq!(
-        try_get(&mut client, "bad").await.expect_err("nothing stored").code(),
+        try_get(&mut client, "bad")
+            .await
+            .expect_err("nothing stored")
+            .code(),
         Code::NotFound
     );
 }
@@ -323,7 +365,7 @@ async fn every_error_has_its_reason_and_metadata() {
 #[tokio::test]
 async fn a_large_real_game_fits_the_request_limit() {
     // The biggest file here, with comments added, to about 250 KiB.
-    let server = Server::start(&[]);
+    let server = Server::start(LARGE_REQUESTS);
     let mut client = server.client().await;
     let cute = data("cutechess_kasparov_topalov_1999.pgn");
     let (tags, moves) = cute.split_once("\n\n").expect("tags, then moves");
@@ -335,5 +377,11 @@ async fn a_large_real_game_fits_the_request_limit() {
     text.push_str(moves);
     assert!(text.len() > 240 * 1024, "{}", text.len());
     let game = import(&mut client, request("large", &text)).await;
-    check(&FILES[2], &pb::Game { game_id: FILES[2].id.into(), ..game });
+    check(
+        &FILES[2],
+        &pb::Game {
+            game_id: FILES[2].id.into(),
+            ..game
+        },
+    );
 }
