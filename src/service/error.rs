@@ -973,7 +973,14 @@ mod tests {
         let i = info(ServiceError::PgnTooLarge {
             len: 300_000,
             max: 262_144,
+            line: 9,
+            column: 3,
         });
+        assert_eq!(i.reason, "PGN_SYNTAX");
         assert_eq!(i.metadata["max_bytes"], "262144");
+        assert_eq!(
+            (i.metadata["line"].as_str(), i.metadata["column"].as_str()),
+            ("9", "3")
+        );
     }
 }

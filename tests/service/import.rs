@@ -346,6 +346,10 @@ async fn every_error_has_its_reason_and_metadata() {
         "PGN_SYNTAX",
     );
     assert_eq!(violated_fields(&status), ["pgn"]);
+    let m = metadata(&status);
+    assert_eq!(m["max_bytes"], "262144");
+    // The first character past the limit: the text is one line.
+    assert_eq!((m["line"].as_str(), m["column"].as_str()), ("1", "262145"));
     // A bad id is the id's error, before the text is read.
     expect_error(
         client.import_game(request("no spaces", "*")).await,
