@@ -5,7 +5,7 @@
 //! restarted under load; a clock starting after the first moves and AddTime (racing
 //! AddTimes with one `expected_version`: exactly one gives the time).
 //!
-//! And the gRPC suites of the `service` and `durability` crates again (calls, catalog,
+//! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
 //! of its own keeps its games in a database of a cluster this process shares.
 //!
@@ -23,6 +23,8 @@ const STORE_UNDER_TEST: server::TestStore = server::TestStore::Postgres;
 mod calls;
 #[path = "service/catalog.rs"]
 mod catalog;
+#[path = "service/import.rs"]
+mod import;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
 #[path = "durability/server_durability.rs"]
@@ -372,26 +374,43 @@ async fn clock_start_and_added_time_are_shared_by_the_replicas() {
         "the first moves are not charged"
     );
     assert_eq!(clock.running, pb::Color::White as i32);
-    let add = |expected_version| pb::AddTimeRequest {
+    // Two different additions decided on the same version race on the two replicas:
+    // exactly one wins. (Two identical ones would both succeed, the second as an exact
+    // retry of the first that adds nothing: checked after.)
+    let add = |ms, expected_version| pb::AddTimeRequest {
         game_id: id.into(),
         color: pb::Color::Black as i32,
-        ms: 15_000,
+        ms,
         expected_version: Some(expected_version),
         ..Default::default()
     };
-    let (ra, rb) = tokio::join!(ca.add_time(add(g.version)), cb.add_time(add(g.version)));
-    match (&ra, &rb) {
+    let (ra, rb) = tokio::join!(
+        ca.add_time(add(15_000, g.version)),
+        cb.add_time(add(20_000, g.version))
+    );
+    let added = match (&ra, &rb) {
         (Ok(_), Err(s)) | (Err(s), Ok(_)) => {
             assert_eq!(s.code(), Code::Aborted, "{s:?}");
             assert_eq!(error_info(s).reason, "VERSION_MISMATCH", "{s:?}");
+            if ra.is_ok() { 15_000 } else { 20_000 }
         }
         _ => panic!("want exactly one AddTime, got {ra:?} / {rb:?}"),
-    }
+    };
+    // The winner's request again, on the other replica: an exact retry.
+    let retried = if added == 15_000 { &mut cb } else { &mut ca };
+    retried
+        .add_time(add(added, g.version))
+        .await
+        .expect("an exact retry on the other replica succeeds");
     for c in [&mut ca, &mut cb] {
         let g = get(c, id).await.expect("GetGame");
         assert_eq!(g.version, 3);
         let clock = g.clock.expect("a clock");
-        assert_eq!(clock.black_remaining_ms, 615_000, "the time was given once");
+        assert_eq!(
+            clock.black_remaining_ms,
+            600_000 + added,
+            "the time was given once"
+        );
         let opening = g.opening.expect("named");
         assert_eq!(opening.eco, "B20");
     }

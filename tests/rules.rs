@@ -12,5 +12,7 @@ mod behaviour;
 mod corpus;
 #[path = "rules/perft.rs"]
 mod perft;
+#[path = "rules/pgn_import.rs"]
+mod pgn_import;
 #[path = "rules/properties.rs"]
 mod properties;

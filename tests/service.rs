@@ -15,6 +15,8 @@ mod calls;
 mod catalog;
 #[path = "service/contract.rs"]
 mod contract;
+#[path = "service/import.rs"]
+mod import;
 #[path = "service/lifecycle.rs"]
 mod lifecycle;
 #[path = "service/limits.rs"]

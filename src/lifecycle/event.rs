@@ -56,7 +56,8 @@ pub enum Event {
         /// Made with the move just before it, by the side that played it.
         announced: bool,
     },
-    /// The side to move ran out of time.
+    /// The side to move ran out of time. Untimed (no time, no clock) only in a game
+    /// imported from PGN whose `Termination` says "time forfeit" ([`super::import`]).
     FlagFell,
     /// `ms` milliseconds were added to `color`'s clock (a player giving the opponent
     /// time, or an arbiter after an interruption): 1 ms to [`super::MAX_ADD_TIME_MS`],

@@ -618,9 +618,9 @@ impl Match {
                 if status.is_over() {
                     return Err(game_over());
                 }
-                if self.clocks.is_none() {
-                    return Err(fail("an untimed game has no flag to fall".into()));
-                }
+                // An untimed game's flag fall comes only from an imported PGN whose
+                // Termination says "time forfeit" (see `super::import`): no operation
+                // makes one, since `settle` needs a clock. Its time is not known.
                 let pos = self.game.position();
                 let ending = if pos.has_insufficient_material(!to_move) {
                     Status::DrawTimeoutInsufficientMaterial

@@ -39,6 +39,7 @@
 mod clock;
 mod event;
 mod game;
+pub mod import;
 mod meta;
 pub mod opening;
 pub mod pgn;

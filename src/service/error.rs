@@ -8,7 +8,7 @@ use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::lifecycle::{Refusal, Status, TimeControlError};
-use crate::rules::{Color, FenError, MoveTextError, SanError};
+use crate::rules::{Color, FenError, MoveTextError, PgnError, SanError};
 use crate::service::auth::{RateLimited, Role};
 use crate::store::StoreError;
 
@@ -279,6 +279,24 @@ pub enum ServiceError {
         /// Which rule it breaks.
         why: String,
     },
+    /// ImportGame's `pgn` is not one legal game of PGN: a syntax error (line, column), an
+    /// illegal or ambiguous move (ply, move number, token), or more than one game.
+    #[error("{0}")]
+    Pgn(PgnError),
+    /// ImportGame's `pgn` is longer than one game is allowed to be.
+    #[error(
+        "the pgn is {len} bytes; at most {max} bytes (one game) are imported: the text goes past that at line {line}, column {column}"
+    )]
+    PgnTooLarge {
+        /// The text's length in bytes.
+        len: usize,
+        /// The most accepted.
+        max: usize,
+        /// The line of the first character past the limit.
+        line: u32,
+        /// Its column (in characters).
+        column: u32,
+    },
     /// A required request field was left empty.
     #[error("missing {field}: {why}")]
     MissingField {
@@ -533,6 +551,8 @@ impl ServiceError {
         match self {
             InvalidFen { .. }
             | InvalidMoveText(_)
+            | Pgn(_)
+            | PgnTooLarge { .. }
             | InvalidGameId { .. }
             | MissingField { .. }
             | ConflictingFields { .. }
@@ -618,6 +638,10 @@ impl ServiceError {
             }
             InvalidGameId { .. } => R::InvalidGameId,
             MissingField { .. } => R::MissingField,
+            Pgn(PgnError::Syntax { .. }) | PgnTooLarge { .. } => R::PgnSyntax,
+            Pgn(PgnError::IllegalMove { .. }) => R::PgnIllegalMove,
+            Pgn(PgnError::AmbiguousMove { .. }) => R::PgnAmbiguousMove,
+            Pgn(PgnError::MultipleGames { .. }) => R::PgnMultipleGames,
             ConflictingFields { .. } => R::ConflictingFields,
             InvalidVariant { .. } => R::InvalidVariant,
             InvalidChess960Position { .. } => R::InvalidChess960Position,
@@ -717,6 +741,47 @@ impl ServiceError {
                 put("current_version", current.to_string());
                 put("expected_version", expected.to_string());
             }
+            Pgn(PgnError::Syntax { line, column, .. }) => {
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            PgnTooLarge {
+                max, line, column, ..
+            } => {
+                put("line", line.to_string());
+                put("column", column.to_string());
+                put("max_bytes", max.to_string());
+            }
+            Pgn(PgnError::IllegalMove {
+                ply,
+                move_number,
+                token,
+                line,
+                column,
+                ..
+            }) => {
+                put("ply", ply.to_string());
+                put("move_number", move_number.to_string());
+                put("token", token.clone());
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            Pgn(PgnError::AmbiguousMove {
+                ply,
+                move_number,
+                token,
+                candidates,
+                line,
+                column,
+            }) => {
+                put("ply", ply.to_string());
+                put("move_number", move_number.to_string());
+                put("token", token.clone());
+                put("candidates", candidates.join(","));
+                put("line", line.to_string());
+                put("column", column.to_string());
+            }
+            Pgn(PgnError::MultipleGames { line }) => put("line", line.to_string()),
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
             Overloaded { limit } => put("max_in_flight", limit.to_string()),
@@ -762,6 +827,8 @@ impl ServiceError {
                 vec![("depth", format!("{depth} is above the maximum {max}"))]
             }
             FenRequired { why } => vec![("fen", (*why).to_string())],
+            Pgn(e) => vec![("pgn", e.to_string())],
+            PgnTooLarge { .. } => vec![("pgn", self.to_string())],
             InvalidTimeControl { source } => {
                 vec![(source_field(source), source.to_string())]
             }
@@ -913,6 +980,58 @@ mod tests {
                 .error_info()
                 .map(|i| i.metadata["fen_field"].as_str()),
             Some("placement")
+        );
+    }
+
+    #[test]
+    fn pgn_errors_carry_where_and_what() {
+        use crate::rules::pgn_read::read_pgn;
+        let info = |e: ServiceError| {
+            assert_eq!(e.code(), Code::InvalidArgument, "{e}");
+            let s = status_of(e);
+            let details = s.get_error_details();
+            let fields: Vec<String> = details
+                .bad_request()
+                .map(|b| b.field_violations.iter().map(|v| v.field.clone()).collect())
+                .unwrap_or_default();
+            assert_eq!(fields, ["pgn"]);
+            details.error_info().cloned().expect("ErrorInfo present")
+        };
+        let pgn = |text: &str| ServiceError::Pgn(read_pgn(text).expect_err("refused"));
+        let i = info(pgn("1. e4 {"));
+        assert_eq!(i.reason, "PGN_SYNTAX");
+        assert_eq!(
+            (i.metadata["line"].as_str(), i.metadata["column"].as_str()),
+            ("1", "7")
+        );
+        let i = info(pgn("1. e4 e5 2. Ke3"));
+        assert_eq!(i.reason, "PGN_ILLEGAL_MOVE");
+        assert_eq!(
+            (
+                i.metadata["ply"].as_str(),
+                i.metadata["move_number"].as_str(),
+                i.metadata["token"].as_str()
+            ),
+            ("2", "2", "Ke3")
+        );
+        let i = info(pgn("[FEN \"4k3/8/8/8/8/5N2/8/1N2K3 w - - 0 1\"]\n1. Nd2"));
+        assert_eq!(i.reason, "PGN_AMBIGUOUS_MOVE");
+        assert_eq!(i.metadata["candidates"], "Nbd2,Nfd2");
+        assert_eq!(i.metadata["token"], "Nd2");
+        let i = info(pgn("1. e4 *\n[Event \"2\"]"));
+        assert_eq!(i.reason, "PGN_MULTIPLE_GAMES");
+        assert_eq!(i.metadata["line"], "2");
+        let i = info(ServiceError::PgnTooLarge {
+            len: 300_000,
+            max: 262_144,
+            line: 9,
+            column: 3,
+        });
+        assert_eq!(i.reason, "PGN_SYNTAX");
+        assert_eq!(i.metadata["max_bytes"], "262144");
+        assert_eq!(
+            (i.metadata["line"].as_str(), i.metadata["column"].as_str()),
+            ("9", "3")
         );
     }
 }

@@ -85,7 +85,7 @@ fn check_version<R>(
 }
 
 /// The error for a NewGame on an id that holds a game with another start.
-fn already_exists(existing: &GameEntry) -> ServiceError {
+pub(super) fn already_exists(existing: &GameEntry) -> ServiceError {
     ServiceError::GameAlreadyExists {
         id: existing.meta().id.clone(),
         existing: convert::describe_start(existing.meta(), existing.lifecycle()),
@@ -481,7 +481,7 @@ impl ChessService {
 }
 
 /// A new server-made game id: 128 random bits as 22 URL-safe characters.
-fn new_game_id() -> Result<String, ServiceError> {
+pub(super) fn new_game_id() -> Result<String, ServiceError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)
         .map_err(|e| ServiceError::Internal(format!("no randomness: {e}")))?;

@@ -5,6 +5,7 @@
 //! - [`validate`]: request fields read into domain types, or an error naming the field;
 //! - [`start`]: NewGame's start resolution;
 //! - [`games`]: the calls on games (NewGame, GetGame, Play, Undo, the draws, LegalMoves);
+//! - [`import`]: ImportGame, PGN text into a stored game;
 //! - [`watch`]: the spectator stream;
 //! - [`perft`]: Perft on the blocking pool, bounded and cancellable;
 //! - [`convert`], [`wire`], [`views`]: domain types into `chess.v1` messages, the
@@ -25,6 +26,7 @@ pub mod cpu_pool;
 pub mod error;
 pub mod fen_cache;
 mod games;
+mod import;
 pub mod log_text;
 pub mod metrics;
 mod perft;
@@ -242,9 +244,10 @@ impl grpc::chess_service_server::ChessService for ChessService {
 
     async fn import_game(
         &self,
-        _request: Request<pb::ImportGameRequest>,
+        request: Request<pb::ImportGameRequest>,
     ) -> Result<Response<pb::ImportGameResponse>, tonic::Status> {
-        Err(tonic::Status::unimplemented("ImportGame: not yet"))
+        self.serve("ImportGame", request, |r| self.import_game(r))
+            .await
     }
 
     async fn list_games(

@@ -1,0 +1,256 @@
+//! A game read from PGN ([`crate::rules::pgn_read`]) made into a [`Match`]: an untimed
+//! game whose log is the moves and then the ending the file records, plus what its
+//! [`super::GameMeta`] needs (variant, start, the caller's tags).
+//!
+//! The ending:
+//! - The board's ending wins when the board has one (mate, stalemate, the automatic
+//!   draws), whatever the `Result` says: "1-0" after black mates is imported as black's
+//!   mate. The moves are the record; a result tag is a claim about them.
+//! - Otherwise a decisive result with `[Termination "time forfeit"]` (any case) is a flag
+//!   fall ([`Event::FlagFell`], untimed: the time is not known; `%clk` comments are
+//!   ignored) when the loser is the side to move and the winner has mating material. A
+//!   flag falls only on the clock of the side to move, and against a side that cannot mate
+//!   it is a draw (FIDE 6.9), which the file's decisive result contradicts: in those two
+//!   cases the file's result is kept as a resignation by the loser.
+//! - `1/2-1/2` with a time-forfeit termination, when the side not to move cannot mate, is
+//!   that FIDE 6.9 flag fall; any other `1/2-1/2` is a draw by agreement (the side not to
+//!   move offers, the side to move accepts).
+//! - Any other decisive result is a resignation by the loser.
+//! - `*` leaves the game in progress.
+//!
+//! The server re-derives `Result`, `Termination`, `TimeControl`, `SetUp`, `FEN` and
+//! `Variant` on export, so those tags are not kept; every other tag is, in file order.
+
+use crate::rules::pgn_read::{PgnError, PgnGame, PgnResult, read_pgn};
+use crate::rules::{Color, Position, Variant, chess960};
+
+use super::event::{Event, LogEntry};
+use super::game::{Match, ReplayError};
+use super::meta::Start;
+use super::tags::{SERVER_TAGS, TagError, Tags};
+
+/// Whether `name` is a tag the server derives (compared without regard to case).
+pub fn is_server_tag(name: &str) -> bool {
+    SERVER_TAGS.iter().any(|t| t.eq_ignore_ascii_case(name))
+}
+
+/// An imported game, ready to be stored.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The game: the moves, then the recorded ending.
+    pub game: Match,
+    /// Standard chess or Chess960.
+    pub variant: Variant,
+    /// The start, as the store keeps it.
+    pub start: Start,
+    /// The file's tags, checked as NewGame's are (the server's own left out).
+    pub tags: Tags,
+}
+
+/// Why a PGN text could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    /// The text is not one legal game of PGN.
+    #[error(transparent)]
+    Pgn(#[from] PgnError),
+    /// The game the text describes does not replay as a log (a bug: the reader checked
+    /// every move).
+    #[error("the imported game does not replay: {0}")]
+    Inconsistent(#[from] ReplayError),
+    /// A tag of the file breaks the rules every game's tags keep (too many, a name that
+    /// is not a PGN tag name, a value too long or with control characters).
+    #[error("a tag of the PGN cannot be kept: {0}")]
+    Tag(#[from] TagError),
+}
+
+/// How the store names a start position: the standard start, a Chess960 start array by
+/// number, or FEN.
+pub fn start_of(pos: &Position) -> Start {
+    if pos.variant() == Variant::Standard && *pos == Position::new() {
+        return Start::Standard;
+    }
+    if pos.variant() == Variant::Chess960
+        && let Some(n) = chess960::number_of(pos)
+        && chess960::start_position(n, Variant::Chess960).ok().as_ref() == Some(pos)
+    {
+        return Start::Chess960(n);
+    }
+    Start::Fen(pos.to_fen())
+}
+
+/// Reads one game of PGN text and imports it. See the module docs for the ending.
+pub fn import_pgn(text: &str) -> Result<Imported, ImportError> {
+    import(&read_pgn(text)?)
+}
+
+/// Imports a game already read.
+pub fn import(pgn: &PgnGame) -> Result<Imported, ImportError> {
+    let mut game = Match::untimed(pgn.start);
+    for &m in &pgn.moves {
+        game.apply(untimed(Event::Move(m)))?;
+    }
+    if !game.status().is_over() {
+        for event in ending_events(pgn, &game) {
+            game.apply(untimed(event))?;
+        }
+    }
+    game.check_complete()?;
+    let tags = Tags::new(
+        pgn.tags
+            .iter()
+            .filter(|(name, _)| !is_server_tag(name))
+            .map(|(name, value)| (name.as_str(), value.as_str())),
+    )?;
+    Ok(Imported {
+        variant: pgn.variant,
+        start: start_of(&pgn.start),
+        tags,
+        game,
+    })
+}
+
+fn untimed(event: Event) -> LogEntry {
+    LogEntry { event, at_ms: None }
+}
+
+/// The events that record the file's result in a game the board has not ended.
+fn ending_events(pgn: &PgnGame, game: &Match) -> Vec<Event> {
+    let pos = game.game().position();
+    let to_move = pos.turn();
+    let time_forfeit = pgn
+        .tag("Termination")
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("time forfeit"));
+    let winner = match pgn.result {
+        PgnResult::Unfinished => return Vec::new(),
+        PgnResult::Draw => {
+            if time_forfeit && pos.has_insufficient_material(!to_move) {
+                return vec![Event::FlagFell];
+            }
+            return vec![Event::DrawOffered(!to_move), Event::DrawAccepted];
+        }
+        PgnResult::WhiteWins => Color::White,
+        PgnResult::BlackWins => Color::Black,
+    };
+    if time_forfeit && to_move == !winner && !pos.has_insufficient_material(winner) {
+        vec![Event::FlagFell]
+    } else {
+        vec![Event::Resigned(!winner)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::Status;
+
+    fn imported(text: &str) -> Imported {
+        import_pgn(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn endings_from_the_result() {
+        // White to move after 1. e4 e5.
+        let cases = [
+            (
+                "1-0",
+                "",
+                Status::Resignation {
+                    winner: Color::White,
+                },
+            ),
+            (
+                "0-1",
+                "",
+                Status::Resignation {
+                    winner: Color::Black,
+                },
+            ),
+            ("1/2-1/2", "", Status::DrawAgreement),
+            ("*", "", Status::InProgress),
+            // White is to move: black winning on time is white's flag.
+            (
+                "0-1",
+                "[Termination \"Time forfeit\"]",
+                Status::OutOfTime {
+                    winner: Color::Black,
+                },
+            ),
+            // A flag falls only for the side to move: kept as a resignation.
+            (
+                "1-0",
+                "[Termination \"time forfeit\"]",
+                Status::Resignation {
+                    winner: Color::White,
+                },
+            ),
+        ];
+        for (result, tag, status) in cases {
+            let text = format!("{tag}\n[Result \"{result}\"]\n\n1. e4 e5 {result}");
+            let g = imported(&text);
+            assert_eq!(g.game.status(), status, "{text}");
+            assert_eq!(g.game.game().ply(), 2);
+            assert!(g.tags.is_empty(), "server tags are not kept: {:?}", g.tags);
+        }
+    }
+
+    #[test]
+    fn the_board_ending_wins_over_the_result() {
+        // Fool's mate, recorded with the wrong result.
+        let g = imported("[Result \"1-0\"]\n1. f3 e5 2. g4 Qh4# 1-0");
+        assert_eq!(
+            g.game.status(),
+            Status::Checkmate {
+                winner: Color::Black
+            }
+        );
+        assert_eq!(g.game.version(), 4, "only the moves are events");
+    }
+
+    #[test]
+    fn flag_fall_against_a_lone_king_is_a_draw_or_the_files_result() {
+        // White: king and rook; black: lone king, white to move.
+        let fen = "[SetUp \"1\"]\n[FEN \"7k/8/8/8/8/8/8/R6K w - - 0 1\"]\n[Termination \"time forfeit\"]\n";
+        // Black cannot mate, so white's flag falling is a draw (FIDE 6.9).
+        let g = imported(&format!("{fen}[Result \"1/2-1/2\"]\n1/2-1/2"));
+        assert_eq!(g.game.status(), Status::DrawTimeoutInsufficientMaterial);
+        // A file that says black won on time anyway keeps its result, as a resignation.
+        let g = imported(&format!("{fen}[Result \"0-1\"]\n0-1"));
+        assert_eq!(
+            g.game.status(),
+            Status::Resignation {
+                winner: Color::Black
+            }
+        );
+        assert!(matches!(g.start, Start::Fen(_)));
+    }
+
+    #[test]
+    fn starts_and_tags() {
+        let g = imported(
+            "[Event \"x\"]\n[Variant \"chess 960\"]\n[FEN \"bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1\"]\n[WhiteElo \"2800\"]\n*",
+        );
+        assert_eq!(
+            (g.variant, g.start.clone()),
+            (Variant::Chess960, Start::Chess960(0))
+        );
+        assert_eq!(
+            g.tags.iter().collect::<Vec<_>>(),
+            [("Event", "x"), ("WhiteElo", "2800")]
+        );
+        assert_eq!(imported("1. e4 *").start, Start::Standard);
+    }
+
+    #[test]
+    fn an_untimed_flag_fall_replays() {
+        // Black to move loses on time.
+        let g = imported("[Termination \"Time forfeit\"]\n1. e4 1-0");
+        assert_eq!(
+            g.game.status(),
+            Status::OutOfTime {
+                winner: Color::White
+            }
+        );
+        let again = Match::replay(*g.game.game().start(), None, g.game.log()).unwrap();
+        assert_eq!(again.status(), g.game.status());
+    }
+}
