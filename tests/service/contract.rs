@@ -355,6 +355,10 @@ fn proto_reasons() -> Vec<String> {
         .map(str::trim)
         .filter_map(|l| l.split_once(" = "))
         .map(|(name, _)| name.to_string())
+        .filter(|name| {
+            name.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
         .filter(|name| name != "ERROR_REASON_UNSPECIFIED")
         .collect()
 }
