@@ -27,12 +27,7 @@ use crate::rules::{Color, Position, Variant, chess960};
 use super::event::{Event, LogEntry};
 use super::game::{Match, ReplayError};
 use super::meta::Start;
-use super::tags::{SERVER_TAGS, TagError, Tags};
-
-/// Whether `name` is a tag the server derives (compared without regard to case).
-pub fn is_server_tag(name: &str) -> bool {
-    SERVER_TAGS.iter().any(|t| t.eq_ignore_ascii_case(name))
-}
+use super::tags::{TagError, Tags, is_server_tag};
 
 /// An imported game, ready to be stored.
 #[derive(Clone, Debug)]

@@ -159,12 +159,18 @@ fn check_name(name: &str) -> Result<(), TagError> {
     if !first.is_ascii_alphanumeric() {
         return bad(NameProblem::BadStart);
     }
-    if SERVER_TAGS.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+    if is_server_tag(name) {
         return Err(TagError::ServerOwned {
             name: name.to_string(),
         });
     }
     Ok(())
+}
+
+/// Whether `name` is a tag the server derives itself (in any case spelling): callers may
+/// not set it, and an imported file's value is not kept.
+pub fn is_server_tag(name: &str) -> bool {
+    SERVER_TAGS.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
 fn check_value(name: &str, value: &str) -> Result<(), TagError> {

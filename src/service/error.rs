@@ -752,34 +752,32 @@ impl ServiceError {
                 put("column", column.to_string());
                 put("max_bytes", max.to_string());
             }
-            Pgn(PgnError::IllegalMove {
-                ply,
-                move_number,
-                token,
-                line,
-                column,
-                ..
-            }) => {
+            Pgn(
+                PgnError::IllegalMove {
+                    ply,
+                    move_number,
+                    token,
+                    line,
+                    column,
+                    ..
+                }
+                | PgnError::AmbiguousMove {
+                    ply,
+                    move_number,
+                    token,
+                    line,
+                    column,
+                    ..
+                },
+            ) => {
                 put("ply", ply.to_string());
                 put("move_number", move_number.to_string());
                 put("token", token.clone());
                 put("line", line.to_string());
                 put("column", column.to_string());
-            }
-            Pgn(PgnError::AmbiguousMove {
-                ply,
-                move_number,
-                token,
-                candidates,
-                line,
-                column,
-            }) => {
-                put("ply", ply.to_string());
-                put("move_number", move_number.to_string());
-                put("token", token.clone());
-                put("candidates", candidates.join(","));
-                put("line", line.to_string());
-                put("column", column.to_string());
+                if let Pgn(PgnError::AmbiguousMove { candidates, .. }) = self {
+                    put("candidates", candidates.join(","));
+                }
             }
             Pgn(PgnError::MultipleGames { line }) => put("line", line.to_string()),
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),

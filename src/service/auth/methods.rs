@@ -1,6 +1,5 @@
-//! The role each RPC needs, in one table. RPCs that do not exist yet (ListGames,
-//! ImportGame, DeleteGame) are in it already, so that they are guarded the day they are
-//! added; a method missing from the table needs `admin` (a new RPC fails closed).
+//! The role each RPC needs, in one table; a method missing from the table needs `admin`
+//! (a new RPC fails closed until it is given its role here).
 
 use super::Role;
 
