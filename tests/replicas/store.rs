@@ -1,7 +1,8 @@
 //! The PostgreSQL store on its own (no server): schema creation by replicas starting at
-//! once, create/AlreadyExists, the version compare-and-set, the change feed across
-//! stores, and the flag sweep.
+//! once, create/AlreadyExists, the version compare-and-set (alone and in a batch of
+//! saves), the change feed across stores, and the flag sweep.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chess_service::lifecycle::{Match, Status, TimeControl};
@@ -77,6 +78,100 @@ async fn the_store_orders_changes_by_version_and_announces_them() {
     }
     assert_eq!(seen, vec![("g1".to_string(), 0), ("g1".to_string(), 1)]);
     assert!(*a.health().borrow());
+}
+
+/// Saves queued together go in one statement and one commit, yet each keeps its own
+/// compare-and-set: a batch with a stale save and two saves of one game at one version
+/// writes every other game, exactly one of the two, and none of the stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saves_queued_together_share_a_commit_and_each_keeps_its_compare_and_set() {
+    let Some(pg) = Pg::start("store_batch").await else {
+        return;
+    };
+    let store = Arc::new(open(&pg).await);
+    const GAMES: usize = 40;
+    let fresh = Match::untimed(Position::new());
+    for i in 0..GAMES {
+        store
+            .create(&meta(&format!("b{i:02}"), now_ms()), &fresh)
+            .await
+            .expect("create");
+    }
+    // Game b00 moves to version 1 first; a save still expecting 0 is then stale.
+    let mut moved = fresh.clone();
+    moved.play(now_ms(), None, "g1f3").expect("legal");
+    store.save(&meta("b00", 0), &moved, 0).await.expect("save");
+
+    let db = pg.connect().await;
+    // Each writing transaction takes a transaction id (reads do not): the ids taken
+    // meanwhile count the commits that wrote. (The statistics views lag by up to a second.)
+    let xid = || async {
+        let row = db
+            .query_one("SELECT pg_current_xact_id()::text::bigint", &[])
+            .await
+            .expect("pg_current_xact_id");
+        row.get::<_, i64>(0)
+    };
+    let before = xid().await;
+    // Every save at once: b00 stale (expects 0, stored 1), b01 twice at version 0 with
+    // different moves, every other game once.
+    let mut saves = Vec::new();
+    for (i, mv) in (0..GAMES)
+        .map(|i| (i, "e2e4"))
+        .chain([(0, "d2d4"), (1, "c2c4")])
+    {
+        let store = store.clone();
+        let mut game = fresh.clone();
+        game.play(now_ms(), None, mv).expect("legal");
+        saves.push(tokio::spawn(async move {
+            let id = format!("b{i:02}");
+            let result = store.save(&meta(&id, 0), &game, 0).await;
+            (id, mv, result)
+        }));
+    }
+    let mut results = Vec::new();
+    for save in saves {
+        results.push(save.await.expect("the save task"));
+    }
+    // Our own reading took one id.
+    let spent = xid().await - before - 1;
+
+    let mut b01_won = Vec::new();
+    for (id, mv, result) in &results {
+        match (id.as_str(), result) {
+            ("b00", Err(StoreError::Conflict { current, .. })) => assert_eq!(*current, 1),
+            ("b00", other) => panic!("the stale save of b00 ({mv}) gave {other:?}"),
+            ("b01", Ok(())) => b01_won.push(*mv),
+            ("b01", Err(StoreError::Conflict { current, .. })) => assert_eq!(*current, 1),
+            (_, Ok(())) => {}
+            (id, other) => panic!("the save of {id} ({mv}) gave {other:?}"),
+        }
+    }
+    assert_eq!(
+        b01_won.len(),
+        1,
+        "exactly one save of b01 wins: {b01_won:?}"
+    );
+    let b00 = store.load("b00").await.expect("load").expect("present");
+    assert_eq!(b00.game.game().san_moves(), vec!["Nf3".to_string()]);
+    let b01 = store.load("b01").await.expect("load").expect("present");
+    let want = if b01_won[0] == "e2e4" { "e4" } else { "c4" };
+    assert_eq!(b01.game.game().san_moves(), vec![want.to_string()]);
+    for i in 2..GAMES {
+        let id = format!("b{i:02}");
+        assert_eq!(
+            store.stored_version(&id).await.expect("version"),
+            Some(1),
+            "{id}"
+        );
+    }
+    // 42 saves in far fewer writing commits than saves (the announcements take some too).
+    assert!(
+        spent < 20,
+        "{spent} writing commits for {} saves: the saves were not batched",
+        results.len()
+    );
+    eprintln!("{} saves in {spent} writing commits", results.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
