@@ -29,6 +29,7 @@ use std::sync::Mutex;
 use crate::lifecycle::Match;
 
 pub mod codec;
+mod encoder_cache;
 pub mod group_commit;
 pub mod postgres;
 pub mod sled_store;

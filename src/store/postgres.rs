@@ -56,6 +56,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::lifecycle::{Match, Status};
 
 use super::codec;
+use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::{
     GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreChange, StoreError,
     StoreFuture,
@@ -151,6 +152,9 @@ struct Inner {
     committed: mpsc::UnboundedSender<String>,
     /// Saves waiting for the save writer ([`write_saves`]).
     saves: mpsc::UnboundedSender<PendingSave>,
+    /// The encodings of recently saved or loaded games, so a save encodes only its new
+    /// moves.
+    encoders: EncoderCache,
 }
 
 /// A save waiting to be written in the next batch: the row, the version it must replace,
@@ -251,12 +255,16 @@ struct Row {
 impl Row {
     /// The row of `game`, whose changes since version `since` are being written (the
     /// record is refused past the history limit unless they end the game: see
-    /// [`codec::check_history_room`]).
-    fn of(meta: &GameMeta, game: &Match, since: u64) -> Result<Row, StoreError> {
-        let record = codec::encode(meta, game)
-            .and_then(|r| codec::check_history_room(r.len(), game, since).map(|()| r))
-            .map_err(|e| codec::store_error(&meta.id, e))?;
-        Ok(Row {
+    /// [`codec::check_history_room`]), encoded from `cached` (the encoding of an earlier
+    /// history of the game, if this replica has one); returns the encoding to cache.
+    fn of(
+        meta: &GameMeta,
+        game: &Match,
+        cached: Option<CachedEncoder>,
+        since: u64,
+    ) -> Result<(Row, CachedEncoder), StoreError> {
+        let (record, cached) = encoder_cache::encode(meta, game, cached, since)?;
+        let row = Row {
             version: to_i64(game.version(), "version")?,
             record,
             status: status_name(game.status()),
@@ -264,7 +272,8 @@ impl Row {
                 .flag_time()
                 .map(|t| to_i64(t, "flag time"))
                 .transpose()?,
-        })
+        };
+        Ok((row, cached))
     }
 }
 
@@ -285,6 +294,9 @@ const UPDATE_MANY: &str = "UPDATE chess_games AS g
         AS v(id, version, record, status, flag_at_ms, expected)
     WHERE g.id = v.id AND g.version = v.expected
     RETURNING g.id";
+
+/// How many games' encodings a replica keeps (as the embedded store's default).
+const ENCODER_CACHE_GAMES: usize = 10_000;
 
 /// The most saves one batch statement carries.
 const BATCH_MAX: usize = 256;
@@ -355,6 +367,7 @@ impl PgStore {
             healthy,
             committed,
             saves,
+            encoders: EncoderCache::new(ENCODER_CACHE_GAMES),
         });
         inner.migrate().await?;
         inner.warn_if_not_durable().await?;
@@ -382,12 +395,14 @@ impl PgStore {
 
     /// Stores a new game: `AlreadyExists` if the id is taken. Committed when it returns.
     pub async fn create(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
-        let inserted = self.insert_row(&meta.id, &Row::of(meta, game, 0)?).await?;
+        let (row, cached) = Row::of(meta, game, None, 0)?;
+        let inserted = self.insert_row(&meta.id, &row).await?;
         if inserted == 0 {
             return Err(StoreError::AlreadyExists {
                 id: meta.id.clone(),
             });
         }
+        self.inner.encoders.put(&meta.id, cached);
         self.inner.announce(&meta.id, game.version());
         Ok(())
     }
@@ -402,9 +417,11 @@ impl PgStore {
         expected_version: u64,
     ) -> Result<(), StoreError> {
         let (done, answer) = oneshot::channel();
+        let cached = self.inner.encoders.take(&meta.id);
+        let (row, cached) = Row::of(meta, game, cached, expected_version)?;
         let pending = PendingSave {
             id: meta.id.clone(),
-            row: Row::of(meta, game, expected_version)?,
+            row,
             expected: to_i64(expected_version, "version")?,
             done,
         };
@@ -419,6 +436,7 @@ impl PgStore {
             Err(_) => return Err(self.inner.timed_out()),
         };
         if updated {
+            self.inner.encoders.put(&meta.id, cached);
             return Ok(());
         }
         let current = self.stored_version(&meta.id).await?.unwrap_or(0);
@@ -471,7 +489,10 @@ impl PgStore {
         let Some((version, record)) = row else {
             return Ok(None);
         };
-        decode_row(id, version, &record).map(Some)
+        let decoded = decode_row(id, version, &record)?;
+        let loaded = decoded.loaded.clone();
+        self.inner.encoders.put(id, CachedEncoder::of(decoded));
+        Ok(Some(loaded))
     }
 
     /// One page of a listing, in id byte order (see [`GameStore::list`]): one indexed
@@ -627,12 +648,12 @@ impl GameStore for PgStore {
 }
 
 /// Reads a row back into a game, checking that the record says the version the row does.
-fn decode_row(id: &str, version: i64, record: &[u8]) -> Result<LoadedGame, StoreError> {
+fn decode_row(id: &str, version: i64, record: &[u8]) -> Result<codec::Decoded, StoreError> {
     let decoded = codec::decode(id, record).map_err(|e| StoreError::DataLoss {
         id: id.to_string(),
         reason: e.to_string(),
     })?;
-    let loaded = decoded.loaded;
+    let loaded = &decoded.loaded;
     if i64::try_from(loaded.game.version()).ok() != Some(version) {
         return Err(StoreError::DataLoss {
             id: id.to_string(),
@@ -642,7 +663,7 @@ fn decode_row(id: &str, version: i64, record: &[u8]) -> Result<LoadedGame, Store
             ),
         });
     }
-    Ok(loaded)
+    Ok(decoded)
 }
 
 impl Inner {
@@ -829,7 +850,7 @@ impl Inner {
                 let id: String = row.get(0);
                 let version: i64 = row.get(1);
                 let record: Vec<u8> = row.get(2);
-                let mut loaded = match decode_row(&id, version, &record) {
+                let mut loaded = match decode_row(&id, version, &record).map(|d| d.loaded) {
                     Ok(loaded) => loaded,
                     Err(e) => {
                         tracing::error!(game_id = %id, error = %e, "the flag sweep cannot read this game; skipping it");
@@ -845,7 +866,7 @@ impl Inner {
                 };
                 // A flag fall ends the game: the history limit never refuses it.
                 let since = u64::try_from(version).unwrap_or(0);
-                let next = match Row::of(&loaded.meta, &loaded.game, since) {
+                let next = match Row::of(&loaded.meta, &loaded.game, None, since).map(|(row, _)| row) {
                     Ok(next) => next,
                     Err(e) => {
                         tracing::error!(game_id = %id, error = %e, "the flag sweep cannot encode this game; skipping it");

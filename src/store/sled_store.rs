@@ -18,7 +18,6 @@
 //! for that game id, see every other write.
 #![warn(missing_docs)]
 
-use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
@@ -29,13 +28,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::lifecycle::Match;
-use crate::rules::Variant;
 
-use super::codec::{self, RecordEncoder};
+use super::codec;
+use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
 use super::{
-    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, Start, StatusFilter,
-    StoreError, StoreFuture,
+    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreError,
+    StoreFuture,
 };
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -672,7 +671,7 @@ impl SledStore {
         {
             let _writing = self.shared.writing(&meta.id);
             let cached = self.shared.encoders.take(&meta.id);
-            let (record, cached) = self.encode(meta, game, cached, 0)?;
+            let (record, cached) = encoder_cache::encode(meta, game, cached, 0)?;
             let key = meta.id.as_bytes();
             let swapped = if game.status().is_over() {
                 // A game created over (an imported finished game): record and index at once.
@@ -746,7 +745,8 @@ impl SledStore {
                     });
                 }
             }
-            let (record, cached) = self.encode(meta, game, cached, expected.unwrap_or(0))?;
+            let (record, cached) =
+                encoder_cache::encode(meta, game, cached, expected.unwrap_or(0))?;
             let key = meta.id.as_bytes();
             let over = game.status().is_over();
             let was_over = self
@@ -877,44 +877,6 @@ impl SledStore {
             e => StoreError::Stopped(format!("a write of game '{id}' failed: {e}")),
         }
     }
-
-    /// Encodes `game`, reusing `cached` (the encoding of its earlier history) when it
-    /// fits, and returns the record and the encoder to cache. The events after version
-    /// `since` are the change being written: past the history limit it is refused unless
-    /// it ends the game or only offers or answers a draw (see
-    /// [`codec::check_history_room`]).
-    fn encode(
-        &self,
-        meta: &GameMeta,
-        game: &Match,
-        cached: Option<CachedEncoder>,
-        since: u64,
-    ) -> Result<(Vec<u8>, CachedEncoder), StoreError> {
-        let internal = |e: codec::CodecError| codec::store_error(&meta.id, e);
-        let mut cached = match cached {
-            Some(c)
-                if c.variant == meta.variant
-                    && c.start == meta.start
-                    && c.encoder.start() == game.game().start() =>
-            {
-                c
-            }
-            _ => {
-                codec::check_start(meta, game.game()).map_err(internal)?;
-                CachedEncoder {
-                    variant: meta.variant,
-                    start: meta.start.clone(),
-                    version: 0,
-                    encoder: RecordEncoder::new(game),
-                }
-            }
-        };
-        cached.encoder.sync(game).map_err(internal)?;
-        cached.version = game.version();
-        let record = codec::encode_record(meta, &cached.encoder).map_err(internal)?;
-        codec::check_history_room(record.len(), game, since).map_err(internal)?;
-        Ok((record, cached))
-    }
 }
 
 impl Shared {
@@ -965,7 +927,7 @@ impl Shared {
         };
         let decoded = decode(id, &bytes)?;
         let version = decoded.loaded.game.version();
-        Ok(Some((version, cached_encoder(decoded))))
+        Ok(Some((version, CachedEncoder::of(decoded))))
     }
 
     /// One page of a listing (see [`GameStore::list`]): the `ended` tree for ended games,
@@ -1044,7 +1006,7 @@ impl Shared {
             .get(id.as_bytes())
             .is_ok_and(|now| now.as_ref() == Some(&bytes))
         {
-            self.encoders.put(id, cached_encoder(decoded));
+            self.encoders.put(id, CachedEncoder::of(decoded));
         }
         Ok(Some(loaded))
     }
@@ -1070,17 +1032,6 @@ fn decode(id: &str, bytes: &[u8]) -> Result<codec::Decoded, StoreError> {
                 reason: e.to_string(),
             })
         }
-    }
-}
-
-/// The cache entry of a decoded record.
-fn cached_encoder(decoded: codec::Decoded) -> CachedEncoder {
-    let meta = &decoded.loaded.meta;
-    CachedEncoder {
-        variant: meta.variant,
-        start: meta.start.clone(),
-        version: decoded.loaded.game.version(),
-        encoder: decoded.encoder,
     }
 }
 
@@ -1164,86 +1115,11 @@ impl GameStore for SledStore {
     }
 }
 
-// ---- the encoder cache ------------------------------------------------------------------
-
-struct CachedEncoder {
-    variant: Variant,
-    start: Start,
-    /// The version of the stored record this is the encoding of.
-    version: u64,
-    encoder: RecordEncoder,
-}
-
-const SHARDS: usize = 16;
-
-/// A bounded map from game id to its encoded moves, in shards to keep writers of
-/// different games apart. Each shard keeps two generations: new entries go to the young
-/// one; when it is full it becomes the old one and the previous old one is dropped, so
-/// recently used games stay (an approximate LRU without per-access bookkeeping). An entry
-/// is taken out while a save uses it; a miss only costs a full re-encode.
-struct EncoderCache {
-    shards: Vec<Mutex<Generations>>,
-    per_generation: usize,
-}
-
-#[derive(Default)]
-struct Generations {
-    young: HashMap<String, CachedEncoder>,
-    old: HashMap<String, CachedEncoder>,
-}
-
-impl EncoderCache {
-    fn new(capacity: usize) -> EncoderCache {
-        let per_generation = capacity.div_ceil(2 * SHARDS);
-        EncoderCache {
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(Generations::default()))
-                .collect(),
-            per_generation,
-        }
-    }
-
-    fn shard(&self, id: &str) -> MutexGuard<'_, Generations> {
-        let mut h = DefaultHasher::new();
-        id.hash(&mut h);
-        let i = (h.finish() % SHARDS as u64) as usize;
-        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn take(&self, id: &str) -> Option<CachedEncoder> {
-        if self.per_generation == 0 {
-            return None;
-        }
-        let mut g = self.shard(id);
-        g.young.remove(id).or_else(|| g.old.remove(id))
-    }
-
-    /// The version of game `id`'s cached encoding, if it is cached.
-    fn version(&self, id: &str) -> Option<u64> {
-        if self.per_generation == 0 {
-            return None;
-        }
-        let g = self.shard(id);
-        g.young.get(id).or_else(|| g.old.get(id)).map(|c| c.version)
-    }
-
-    fn put(&self, id: &str, enc: CachedEncoder) {
-        if self.per_generation == 0 {
-            return;
-        }
-        let mut g = self.shard(id);
-        g.old.remove(id);
-        g.young.insert(id.to_string(), enc);
-        if g.young.len() > self.per_generation {
-            g.old = std::mem::take(&mut g.young);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Position;
+    use crate::rules::{Position, Variant};
+    use crate::store::Start;
 
     fn meta(id: &str) -> GameMeta {
         GameMeta {

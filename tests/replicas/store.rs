@@ -77,6 +77,21 @@ async fn the_store_orders_changes_by_version_and_announces_them() {
         }
     }
     assert_eq!(seen, vec![("g1".to_string(), 0), ("g1".to_string(), 1)]);
+
+    // A's cached encoding of g1 (after e4) goes stale when B takes the move back and plays
+    // another; A's next save, of B's game and one more move, still stores exactly that.
+    let mut other = b.load("g1").await.expect("load").expect("present").game;
+    other.undo(now_ms(), None).expect("undo");
+    other.play(now_ms(), None, "d2d4").expect("legal");
+    b.save(&m, &other, 1).await.expect("B saves version 3");
+    other.play(now_ms(), None, "d7d5").expect("legal");
+    a.save(&m, &other, 3).await.expect("A saves version 4");
+    let back = b.load("g1").await.expect("load").expect("present");
+    assert_eq!(back.game.version(), 4);
+    assert_eq!(
+        back.game.game().san_moves(),
+        vec!["d4".to_string(), "d5".to_string()]
+    );
     assert!(*a.health().borrow());
 }
 
