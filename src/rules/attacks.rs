@@ -237,8 +237,10 @@ impl Sliders for Pext {
     }
 }
 
-/// Whether this CPU has a fast `pext` (BMI2). Detected once; `CHESS_NO_BMI2=1` forces the
-/// portable path (used by the tests to cover both back-ends).
+/// Whether this CPU has a fast `pext` (BMI2), and with it the bit instructions every BMI2
+/// CPU also has (BMI1's `tzcnt`/`blsr`, `popcnt`), which perft's BMI2 path compiles in.
+/// Detected once; `CHESS_NO_BMI2=1` forces the portable path (used by the tests to cover
+/// both back-ends).
 #[inline]
 pub fn has_bmi2() -> bool {
     use std::sync::atomic::{AtomicU8, Ordering};
@@ -249,6 +251,8 @@ pub fn has_bmi2() -> bool {
         _ => {
             #[cfg(target_arch = "x86_64")]
             let yes = std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("popcnt")
                 && std::env::var_os("CHESS_NO_BMI2").is_none();
             #[cfg(not(target_arch = "x86_64"))]
             let yes = false;
