@@ -5,11 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::attacks::{self, Magic, Pext, Sliders};
 use super::bitboard::Bitboard;
-use super::movegen::{Counter, MoveSink, PawnBatch, generate};
+use super::leaf::{self, Black, White};
+use super::movegen::{MoveSink, PawnBatch, generate};
 use super::moves::{Move, MoveKind, MoveList};
 use super::piece::Role;
 use super::position::Position;
-use super::square::Square;
+use super::square::{Color, Square};
 
 /// A perft stopped because its stop flag was raised (cancelled or past its deadline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -123,17 +124,16 @@ fn expand<S: Backend>(pos: &Position, depth: u32) -> u64 {
     e.nodes
 }
 
-/// The single-threaded count. Depth 1 is bulk-counted: the generator's batches are added
-/// up by size, never expanded into moves.
+/// The single-threaded count. Depth 1 is bulk-counted by [`leaf::count`], specialised for
+/// the side to move: target sets are added up by size, never expanded into moves.
 #[inline(always)]
 fn count<S: Backend>(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
-        1 => {
-            let mut c = Counter(0);
-            generate::<S, _>(pos, &mut c);
-            c.0
-        }
+        1 => match pos.turn {
+            Color::White => leaf::count::<S, White>(pos),
+            Color::Black => leaf::count::<S, Black>(pos),
+        },
         _ => S::subtree(pos, depth),
     }
 }
