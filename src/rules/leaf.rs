@@ -151,9 +151,12 @@ pub(crate) fn count<S: Sliders, C: Side>(pos: &Position) -> u64 {
     let without_king = occ.without(king);
     let mut n = 0u32;
     for t in attacks::king_attacks(king) & !ours & Bitboard(!covered) {
+        // The empty-board rays decide most squares without a sliding-attack lookup.
+        let orth = attacks::rook_rays(t) & their_orth;
+        let diag = attacks::bishop_rays(t) & their_diag;
         let attacked = (attacks::knight_attacks(t) & their_knights).any()
-            || (their_orth.any() && (S::rook(t, without_king) & their_orth).any())
-            || (their_diag.any() && (S::bishop(t, without_king) & their_diag).any());
+            || (orth.any() && (S::rook(t, without_king) & orth).any())
+            || (diag.any() && (S::bishop(t, without_king) & diag).any());
         n += u32::from(!attacked);
     }
     if checkers.more_than_one() {
