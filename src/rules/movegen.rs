@@ -284,13 +284,8 @@ fn emit_pawns<K: MoveSink>(sink: &mut K, ctx: &PawnContext, movers: Bitboard, al
     sink.pawns(double, fwd + fwd, PawnBatch::DoublePush);
 }
 
-/// Castling moves of the side to move (not in check), each tested square by square.
 #[inline(always)]
-pub(crate) fn generate_castling<S: Sliders, K: MoveSink>(
-    pos: &Position,
-    sink: &mut K,
-    king: Square,
-) {
+fn generate_castling<S: Sliders, K: MoveSink>(pos: &Position, sink: &mut K, king: Square) {
     let us = pos.turn;
     let rights = pos.castling & Bitboard::back_rank(us);
     if rights.is_empty() {
