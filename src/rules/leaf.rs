@@ -35,8 +35,8 @@ pub(crate) trait Side {
     const LAST: u64;
     /// This side's back rank.
     const BACK_RANK: u64;
-    /// The index of the a-file square of the back rank.
-    const BACK_RANK_A: u8;
+    /// The index of the a-file square of the back rank (a shift from the first rank).
+    const BACK_RANK_A: u32;
     /// Every square one rank forward.
     fn forward(b: u64) -> u64;
     /// Every square one rank forward and one file towards the a-file (callers mask the
@@ -58,7 +58,7 @@ impl Side for White {
     const THIRD: u64 = 0x0000_0000_00FF_0000;
     const LAST: u64 = 0xFF00_0000_0000_0000;
     const BACK_RANK: u64 = 0xFF;
-    const BACK_RANK_A: u8 = 0;
+    const BACK_RANK_A: u32 = 0;
     #[inline(always)]
     fn forward(b: u64) -> u64 {
         b << 8
@@ -79,7 +79,7 @@ impl Side for Black {
     const THIRD: u64 = 0x0000_FF00_0000_0000;
     const LAST: u64 = 0x0000_0000_0000_00FF;
     const BACK_RANK: u64 = 0xFF00_0000_0000_0000;
-    const BACK_RANK_A: u8 = 56;
+    const BACK_RANK_A: u32 = 56;
     #[inline(always)]
     fn forward(b: u64) -> u64 {
         b >> 8
@@ -119,6 +119,61 @@ fn pawn_moves<C: Side>(movers: u64, empty: u64, theirs: u64, allowed: u64) -> u3
     n
 }
 
+/// The knights and sliders of the side not to move, for testing squares the king would
+/// step on (their pawns and king are tested in bulk).
+struct Enemy<S> {
+    knights: Bitboard,
+    orth: Bitboard,
+    diag: Bitboard,
+    _s: std::marker::PhantomData<S>,
+}
+
+impl<S: Sliders> Enemy<S> {
+    /// Whether one of these pieces attacks `t` given the occupancy `occ`. The empty-board
+    /// rays decide most squares without a sliding-attack lookup.
+    #[inline(always)]
+    fn attacks(&self, t: Square, occ: Bitboard) -> bool {
+        let orth = attacks::rook_rays(t) & self.orth;
+        let diag = attacks::bishop_rays(t) & self.diag;
+        (attacks::knight_attacks(t) & self.knights).any()
+            || (orth.any() && (S::rook(t, occ) & orth).any())
+            || (diag.any() && (S::bishop(t, occ) & diag).any())
+    }
+}
+
+/// The squares of the first rank strictly between files `a` and `b`.
+const fn between_files(a: u32, b: u32) -> u64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if hi - lo < 2 {
+        0
+    } else {
+        ((1u64 << hi) - 1) & !((1u64 << (lo + 1)) - 1)
+    }
+}
+
+/// `CASTLING[king file][rook file]`: for castling with a king and rook on those files of
+/// the first rank (Chess960 allows any pair), the squares that must be empty (king and
+/// rook apart) and the squares the king crosses or lands on, which must be safe. The king
+/// goes to the g-file and the rook to the f-file towards the h-file, c and d the other
+/// way. Shifted by 56 for black.
+static CASTLING: [[(u64, u64); 8]; 8] = {
+    let mut table = [[(0, 0); 8]; 8];
+    let mut k = 0;
+    while k < 8 {
+        let mut r = 0;
+        while r < 8 {
+            let (king_to, rook_to) = if r > k { (6, 5) } else { (2, 3) };
+            let king_path = between_files(k, king_to) | 1 << king_to;
+            let rook_path = between_files(r, rook_to) | 1 << rook_to;
+            let must_be_empty = (king_path | rook_path) & !(1 << k) & !(1 << r);
+            table[k as usize][r as usize] = (must_be_empty, king_path);
+            r += 1;
+        }
+        k += 1;
+    }
+    table
+};
+
 /// The number of legal moves of `pos`, whose side to move must be `C`.
 #[inline(always)]
 pub(crate) fn count<S: Sliders, C: Side>(pos: &Position) -> u64 {
@@ -155,20 +210,16 @@ pub(crate) fn count<S: Sliders, C: Side>(pos: &Position) -> u64 {
     // itself from a slider).
     let their_king = (theirs & role(Role::King)).first_unchecked();
     let covered = pawn_attacks::<C::Them>(their_pawns.0) | attacks::king_attacks(their_king).0;
-    // Whether a knight or slider of theirs attacks `t` given the occupancy `occ` (pawns and
-    // king are in `covered`). The empty-board rays decide most squares without a
-    // sliding-attack lookup.
-    let knight_or_slider = |t: Square, occ: Bitboard| {
-        let orth = attacks::rook_rays(t) & their_orth;
-        let diag = attacks::bishop_rays(t) & their_diag;
-        (attacks::knight_attacks(t) & their_knights).any()
-            || (orth.any() && (S::rook(t, occ) & orth).any())
-            || (diag.any() && (S::bishop(t, occ) & diag).any())
+    let enemy = Enemy::<S> {
+        knights: their_knights,
+        orth: their_orth,
+        diag: their_diag,
+        _s: std::marker::PhantomData,
     };
     let without_king = occ.without(king);
     let mut n = 0u32;
     for t in attacks::king_attacks(king) & !ours & Bitboard(!covered) {
-        n += u32::from(!knight_or_slider(t, without_king));
+        n += u32::from(!enemy.attacks(t, without_king));
     }
     if checkers.more_than_one() {
         return u64::from(n);
@@ -219,16 +270,14 @@ pub(crate) fn count<S: Sliders, C: Side>(pos: &Position) -> u64 {
             }
         }
         // Castling (standard or Chess960: the king goes to the g- or c-file, the rook to
-        // the f- or d-file). Written as plain loops: the generator's iterator version was
-        // compiled out of line, without BMI2, and cost a tenth of the time here.
+        // the f- or d-file), from a table of the squares each (king, rook) pair needs.
+        // A side with a castling right has its king on its back rank.
         for rook in pos.castling & Bitboard(C::BACK_RANK) {
-            let king_side = rook > king;
-            let king_to = Square::new(C::BACK_RANK_A + if king_side { 6 } else { 2 });
-            let rook_to = Square::new(C::BACK_RANK_A + if king_side { 5 } else { 3 });
-            let king_path = attacks::between(king, king_to).with(king_to);
-            let must_be_empty = (king_path | attacks::between(rook, rook_to).with(rook_to))
-                .without(king)
-                .without(rook);
+            let (must_be_empty, king_path) = CASTLING[king.file().index()][rook.file().index()];
+            let (must_be_empty, king_path) = (
+                Bitboard(must_be_empty << C::BACK_RANK_A),
+                Bitboard(king_path << C::BACK_RANK_A),
+            );
             if (must_be_empty & occ).any() || (king_path & Bitboard(covered)).any() {
                 continue;
             }
@@ -236,7 +285,7 @@ pub(crate) fn count<S: Sliders, C: Side>(pos: &Position) -> u64 {
             let lifted = occ.without(king).without(rook);
             let mut safe = true;
             for sq in king_path {
-                if knight_or_slider(sq, lifted) {
+                if enemy.attacks(sq, lifted) {
                     safe = false;
                     break;
                 }
