@@ -110,8 +110,18 @@ fn main() {
         return;
     }
     println!(
-        "perft benchmark: {rounds} interleaved rounds, one thread, bulk counting; our back-end: {}",
-        chess_service::rules::perft::backend_name()
+        "perft benchmark: {rounds} interleaved rounds, one thread, bulk counting; our back-end: {}; cozy-chess pext feature: {}; built for {}",
+        chess_service::rules::perft::backend_name(),
+        if cfg!(feature = "cozy-pext") {
+            "on"
+        } else {
+            "off"
+        },
+        if cfg!(target_feature = "bmi2") {
+            "a BMI2 CPU (target-cpu)"
+        } else {
+            "any x86-64 (portable)"
+        },
     );
     let table: Vec<_> = POSITIONS
         .iter()

@@ -134,6 +134,33 @@ const fn ray_tables() -> ([[Bitboard; 64]; 64], [[Bitboard; 64]; 64]) {
 
 static RAYS: ([[Bitboard; 64]; 64], [[Bitboard; 64]; 64]) = ray_tables();
 
+/// Attacks of a slider moving in `dirs` from each square on an empty board.
+const fn empty_board_table(dirs: [(i8, i8); 4]) -> [Bitboard; 64] {
+    let mut table = [Bitboard::EMPTY; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let (f, r) = ((sq % 8) as i8, (sq / 8) as i8);
+        let mut bits = 0u64;
+        let mut d = 0;
+        while d < 4 {
+            let (df, dr) = dirs[d];
+            let (mut nf, mut nr) = (f + df, r + dr);
+            while nf >= 0 && nf < 8 && nr >= 0 && nr < 8 {
+                bits |= 1 << (nr * 8 + nf);
+                nf += df;
+                nr += dr;
+            }
+            d += 1;
+        }
+        table[sq] = Bitboard(bits);
+        sq += 1;
+    }
+    table
+}
+
+static ROOK_RAYS: [Bitboard; 64] = empty_board_table([(1, 0), (-1, 0), (0, 1), (0, -1)]);
+static BISHOP_RAYS: [Bitboard; 64] = empty_board_table([(1, 1), (1, -1), (-1, 1), (-1, -1)]);
+
 /// The squares a knight on `sq` attacks.
 #[inline(always)]
 pub fn knight_attacks(sq: Square) -> Bitboard {
@@ -162,6 +189,19 @@ pub fn between(a: Square, b: Square) -> Bitboard {
 #[inline(always)]
 pub fn line(a: Square, b: Square) -> Bitboard {
     RAYS.1[a.index()][b.index()]
+}
+
+/// Rook attacks from `sq` on an empty board: the only squares a rook or queen can check
+/// or pin a king on `sq` from.
+#[inline(always)]
+pub fn rook_rays(sq: Square) -> Bitboard {
+    ROOK_RAYS[sq.index()]
+}
+
+/// Bishop attacks from `sq` on an empty board (see [`rook_rays`]).
+#[inline(always)]
+pub fn bishop_rays(sq: Square) -> Bitboard {
+    BISHOP_RAYS[sq.index()]
 }
 
 /// Whether `a`, `b` and `c` lie on one line.
@@ -237,8 +277,10 @@ impl Sliders for Pext {
     }
 }
 
-/// Whether this CPU has a fast `pext` (BMI2). Detected once; `CHESS_NO_BMI2=1` forces the
-/// portable path (used by the tests to cover both back-ends).
+/// Whether this CPU has a fast `pext` (BMI2), and with it the bit instructions every BMI2
+/// CPU also has (BMI1's `tzcnt`/`blsr`, `popcnt`), which perft's BMI2 path compiles in.
+/// Detected once; `CHESS_NO_BMI2=1` forces the portable path (used by the tests to cover
+/// both back-ends).
 #[inline]
 pub fn has_bmi2() -> bool {
     use std::sync::atomic::{AtomicU8, Ordering};
@@ -249,6 +291,8 @@ pub fn has_bmi2() -> bool {
         _ => {
             #[cfg(target_arch = "x86_64")]
             let yes = std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("popcnt")
                 && std::env::var_os("CHESS_NO_BMI2").is_none();
             #[cfg(not(target_arch = "x86_64"))]
             let yes = false;
@@ -327,6 +371,10 @@ mod tests {
         assert_eq!(between(Square::A1, Square::B3), Bitboard::EMPTY);
         assert!(line(Square::A1, Square::H8).contains(Square::E5));
         assert!(line(Square::A1, Square::B3).is_empty());
+        for sq in Square::ALL {
+            assert_eq!(rook_rays(sq), Magic::rook(sq, Bitboard::EMPTY));
+            assert_eq!(bishop_rays(sq), Magic::bishop(sq, Bitboard::EMPTY));
+        }
         assert_eq!(knight_attacks(Square::A1).count(), 2);
         assert_eq!(
             pawn_attacks(Color::White, Square::E2),

@@ -39,6 +39,7 @@ pub mod chess960;
 pub mod fen;
 pub mod game;
 pub mod illegal;
+mod leaf;
 pub mod movegen;
 pub mod moves;
 pub mod perft;

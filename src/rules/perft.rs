@@ -5,11 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::attacks::{self, Magic, Pext, Sliders};
 use super::bitboard::Bitboard;
-use super::movegen::{Counter, MoveSink, PawnBatch, generate};
+use super::leaf::{self, Black, Side, White};
+use super::movegen::{MoveSink, PawnBatch, generate};
 use super::moves::{Move, MoveKind, MoveList};
 use super::piece::Role;
 use super::position::Position;
-use super::square::Square;
+use super::square::{Color, Square};
 
 /// A perft stopped because its stop flag was raised (cancelled or past its deadline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -45,12 +46,15 @@ impl Backend for Magic {
 impl Backend for Pext {
     #[inline(always)]
     fn subtree(pos: &Position, depth: u32) -> u64 {
-        // SAFETY: Pext is only chosen after `has_bmi2()` said yes.
+        // SAFETY: Pext is only chosen after `has_bmi2()` said yes (BMI1, BMI2, POPCNT).
         unsafe { subtree_bmi2(pos, depth) }
     }
 }
 
-#[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+/// Compiled with `popcnt` and BMI1 besides BMI2: in the portable build `count_ones` is a
+/// dozen shifts and masks, and a profile put a fifth of perft's time in it (the leaf
+/// count adds up batch sizes); `tzcnt`/`blsr` shorten every square loop.
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi1,bmi2,popcnt"))]
 unsafe fn subtree_bmi2(pos: &Position, depth: u32) -> u64 {
     expand::<Pext>(pos, depth)
 }
@@ -110,6 +114,12 @@ impl<S: Backend> MoveSink for Expand<'_, S> {
 
 #[inline(always)]
 fn expand<S: Backend>(pos: &Position, depth: u32) -> u64 {
+    if depth == 2 {
+        return match pos.turn {
+            Color::White => last_ply::<S, White>(pos),
+            Color::Black => last_ply::<S, Black>(pos),
+        };
+    }
     let mut e = Expand::<S> {
         pos,
         depth,
@@ -120,17 +130,103 @@ fn expand<S: Backend>(pos: &Position, depth: u32) -> u64 {
     e.nodes
 }
 
-/// The single-threaded count. Depth 1 is bulk-counted: the generator's batches are added
-/// up by size, never expanded into moves.
+/// Depth 2: every child of `pos` (side `C` to move) is made only far enough for
+/// [`leaf::count`], which reads the placement, castling rights, en passant square and side
+/// to move. The Zobrist key and the clocks of these children are left stale: nothing
+/// reads them before the child is dropped. Most children made in a perft are these
+/// (one per node above the leaves), so this is where a lighter make pays.
+#[inline(always)]
+fn last_ply<S: Backend, C: Side>(pos: &Position) -> u64 {
+    let mut sink = LastPly::<S, C> {
+        pos,
+        nodes: 0,
+        _s: std::marker::PhantomData,
+    };
+    generate::<S, _>(pos, &mut sink);
+    sink.nodes
+}
+
+/// The sink of [`last_ply`]: counts each child's legal moves as it is generated.
+struct LastPly<'a, S: Backend, C: Side> {
+    pos: &'a Position,
+    nodes: u64,
+    _s: std::marker::PhantomData<(S, C)>,
+}
+
+impl<S: Backend, C: Side> LastPly<'_, S, C> {
+    /// Counts the child after `role` moves from `from` to `to` (capturing whatever stands
+    /// there) and stands there as `becomes`. Castling and en passant never come here.
+    #[inline(always)]
+    fn child(&mut self, role: Role, from: Square, to: Square, becomes: Role, double_push: bool) {
+        let mut child = *self.pos;
+        let (f, t) = (Bitboard::from_square(from), Bitboard::from_square(to));
+        // A capture takes `to` out of every role board: with no key to update, which role
+        // stood there does not matter, and the six masks cost less than finding out.
+        for bb in &mut child.by_role {
+            *bb &= !t;
+        }
+        child.by_color[<C::Them as Side>::US.index()] &= !t;
+        child.by_color[C::US.index()] ^= f | t;
+        child.by_role[role.index()] ^= f;
+        child.by_role[becomes.index()] |= t;
+        // Moving from or capturing on a rook's square ends its right; a king move ends both.
+        child.castling &= !(f | t);
+        if role == Role::King {
+            child.castling &= !Bitboard::back_rank(C::US);
+        }
+        child.turn = <C::Them as Side>::US;
+        child.ep_square = None;
+        if double_push {
+            let ep = Square::new((from as u8 + to as u8) / 2);
+            if child.ep_capture_is_legal::<S>(ep) {
+                child.ep_square = Some(ep);
+            }
+        }
+        self.nodes += leaf::count::<S, C::Them>(&child);
+    }
+}
+
+impl<S: Backend, C: Side> MoveSink for LastPly<'_, S, C> {
+    #[inline(always)]
+    fn piece(&mut self, role: Role, from: Square, to: Bitboard) {
+        for t in to {
+            self.child(role, from, t, role, false);
+        }
+    }
+    #[inline(always)]
+    fn pawns(&mut self, to: Bitboard, delta: i8, batch: PawnBatch) {
+        for t in to {
+            let from = Square::new((t as i8 - delta) as u8);
+            match batch {
+                PawnBatch::Normal => self.child(Role::Pawn, from, t, Role::Pawn, false),
+                PawnBatch::DoublePush => self.child(Role::Pawn, from, t, Role::Pawn, true),
+                PawnBatch::Promotion => {
+                    for role in [Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
+                        self.child(Role::Pawn, from, t, role, false);
+                    }
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn special(&mut self, m: Move) {
+        // Castling and en passant are rare: the full make.
+        let mut child = *self.pos;
+        child.play_unchecked::<S>(m);
+        self.nodes += leaf::count::<S, C::Them>(&child);
+    }
+}
+
+/// The single-threaded count. Depth 1 is bulk-counted by [`leaf::count`], specialised for
+/// the side to move: target sets are added up by size, never expanded into moves.
 #[inline(always)]
 fn count<S: Backend>(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
-        1 => {
-            let mut c = Counter(0);
-            generate::<S, _>(pos, &mut c);
-            c.0
-        }
+        1 => match pos.turn {
+            Color::White => leaf::count::<S, White>(pos),
+            Color::Black => leaf::count::<S, Black>(pos),
+        },
         _ => S::subtree(pos, depth),
     }
 }
@@ -166,7 +262,7 @@ mod dispatch {
         count_stoppable::<Magic>(pos, depth, stop)
     }
 
-    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi1,bmi2,popcnt"))]
     pub unsafe fn bmi2(pos: &Position, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
         count_stoppable::<Pext>(pos, depth, stop)
     }
