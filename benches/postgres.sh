@@ -15,7 +15,8 @@
 #
 # Knobs for experiments (environment): POOL (each replica's --database-pool-size, default
 # the server's 16), PG_OPTS (more `-c name=value` for the database), ONLY (run only the
-# cells whose label contains this text).
+# cells whose label contains this text), SERVER_BIN (a chess-server binary to measure
+# instead of this tree's, e.g. one built from an older commit for a before/after run).
 set -euo pipefail
 
 seconds=${1:-15}
@@ -23,7 +24,7 @@ rounds=${2:-2}
 callers=64
 cd "$(dirname "$0")/.."
 cargo build --release --bins --quiet
-server_bin=$PWD/target/release/chess-server
+server_bin=${SERVER_BIN:-$PWD/target/release/chess-server}
 load_bin=$PWD/target/release/chess-load
 
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)

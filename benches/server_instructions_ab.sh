@@ -2,8 +2,9 @@
 # Server instructions per call, two server builds compared in one interleaved run: for each
 # round and each build, chess-server runs under callgrind, and the counters are zeroed before
 # and dumped after each load (64 callers, one connection, decoding client) of Health/Check,
-# LegalMoves by game_id and Play; a set-up-only run (connecting, one game per caller) is taken
-# off. Instruction counts repeat to within about 1% on a busy machine, where req/s do not.
+# LegalMoves by game_id and by FEN (a FEN no call used before, so computed), and Play; a
+# set-up-only run (connecting, one game per caller) is taken off. Instruction counts repeat
+# to within about 1% on a busy machine, where req/s do not.
 #
 # Then the spectator path: `watch` is one game with 16 WatchGame streams and 1000 changes
 # played on it (examples/watch_load.rs), instructions per change (each sent to 16 spectators).
@@ -65,7 +66,7 @@ measure() { # server_bin label round
         echo "$ok $(total_of "$(ls -t "$work"/server."$server_pid".* | head -1)")"
     }
     local setup line=""
-    for kind in health legal-moves-game play; do
+    for kind in health legal-moves-game legal-moves-fen-miss play; do
         read -r _ setup <<<"$(run "$kind" 0.01)"
         read -r ok total <<<"$(run "$kind" "$seconds")"
         line="$line $kind=$(((total - setup) / ok))"
