@@ -1,10 +1,12 @@
 //! Differential test against an independent implementation: every record of the corpus
 //! (60,600 positions from 300 games, produced by python-chess) must agree exactly on legal
-//! moves (UCI and SAN), check, status, winner, both draw claims and the next position.
+//! moves (UCI and SAN), check, status, winner, both draw claims and the next position,
+//! and perft's own counters (depths 1 and 2) agree with the move lists.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
+use chess_service::rules::perft::{perft, perft_portable};
 use chess_service::rules::{Color, Game, Position, Status, Variant};
 use serde::Deserialize;
 
@@ -95,6 +97,28 @@ fn check(r: &Record, games: &mut HashMap<u32, Game>) -> Vec<String> {
     let mut san: Vec<String> = legal.iter().map(|m| pos.san(*m)).collect();
     san.sort();
     diff("legal_san", san.join(" "), r.legal_san.join(" "));
+    // Perft counts the last ply with its own counter and makes the children above it
+    // with a reduced make (src/rules/leaf.rs, src/rules/perft.rs): both must agree with
+    // the oracle's move count and with the generator one ply further, on both back-ends.
+    let below: u64 = legal
+        .iter()
+        .map(|m| pos.after(*m).legal_moves().len() as u64)
+        .sum();
+    for (backend, count) in [
+        ("perft", perft as fn(&Position, u32) -> u64),
+        ("perft_portable", perft_portable),
+    ] {
+        diff(
+            &format!("{backend} depth 1"),
+            count(&pos, 1).to_string(),
+            r.legal_uci.len().to_string(),
+        );
+        diff(
+            &format!("{backend} depth 2"),
+            count(&pos, 2).to_string(),
+            below.to_string(),
+        );
+    }
     diff(
         "in_check",
         pos.is_check().to_string(),
