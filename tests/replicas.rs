@@ -1,6 +1,6 @@
 //! Stateless replicas on PostgreSQL, with real server processes sharing one throwaway
 //! database (see `common/postgres.rs`): racing Plays on two replicas (exactly one wins);
-//! a spectator on the other replica; the flag sweep after the arming replica is killed;
+//! a spectator on the other replica, and its stream ended by a delete there; the flag sweep after the arming replica is killed;
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
 //! restarted under load; a clock starting after the first moves and AddTime (racing
 //! AddTimes with one `expected_version`: exactly one gives the time).
@@ -275,6 +275,51 @@ async fn a_spectator_on_another_replica_sees_every_change_within_a_second() {
         "{undone:?}"
     );
     eprintln!("worst cross-replica WatchGame latency: {worst:?}");
+}
+
+/// DeleteGame on replica A ends a WatchGame stream on replica B with NOT_FOUND (announced
+/// at once; at worst B's one-second re-check), and B no longer answers the game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_on_one_replica_ends_a_spectator_on_another() {
+    let Some(pg) = Pg::start("delete_spectator").await else {
+        return;
+    };
+    let (a, b) = (replica(&pg), replica(&pg));
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    new_game(&mut ca, "doomed", None).await;
+    play(&mut ca, "doomed", "e2e4").await;
+    let mut stream = watch(&mut cb, "doomed", 1).await;
+    let seen = next_event(&mut stream).await;
+    assert_eq!(seen.version, 1, "{seen:?}");
+
+    ca.delete_game(pb::DeleteGameRequest {
+        game_id: "doomed".into(),
+        expected_version: Some(1),
+        allow_missing: false,
+    })
+    .await
+    .expect("DeleteGame on A");
+    let deleted = Instant::now();
+    let end = tokio::time::timeout(Duration::from_secs(5), stream.message())
+        .await
+        .expect("B's stream ends within 5 s of the delete");
+    let latency = deleted.elapsed();
+    match end {
+        Err(status) => {
+            assert_eq!(status.code(), Code::NotFound, "{status:?}");
+            assert_eq!(error_info(&status).reason, "GAME_NOT_FOUND", "{status:?}");
+        }
+        other => panic!("expected the stream to end with NOT_FOUND, got {other:?}"),
+    }
+    assert!(
+        latency < Duration::from_millis(1500),
+        "the delete reached the other replica's spectator after {latency:?}"
+    );
+    let gone = get(&mut cb, "doomed")
+        .await
+        .expect_err("B no longer has the game");
+    assert_eq!(gone.code(), Code::NotFound, "{gone:?}");
+    eprintln!("cross-replica delete reached the spectator after {latency:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
