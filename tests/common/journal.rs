@@ -13,6 +13,8 @@
 //! BEGIN <game> UNDO               an Undo is about to be sent
 //! BEGIN <game> EVENT <name>       another change is about to be sent (a draw offer or
 //!                                 its answer): one event, no move
+//! BEGIN <game> DELETE             a DeleteGame is about to be sent (acknowledged: the
+//!                                 game must be gone; in flight: gone or as it was)
 //! ACK <game>                      the change in flight on <game> was acknowledged
 //! FAIL <game>                     it was definitively refused (not applied)
 //! ```
@@ -41,6 +43,8 @@ pub enum Op {
     Event {
         name: String,
     },
+    /// The game is deleted.
+    Delete,
 }
 
 /// A game as the journal and the store see it: its start FEN, its moves and its version.
@@ -160,6 +164,7 @@ impl Journal {
                     (Some("EVENT"), Some(name)) if !name.contains(' ') => Op::Event {
                         name: name.to_string(),
                     },
+                    (Some("DELETE"), None) => Op::Delete,
                     _ => return Err(parse()),
                 };
                 if log.in_flight.is_some() {
@@ -186,6 +191,13 @@ impl Journal {
                             line,
                             game,
                             what: "EVENT",
+                        });
+                    }
+                    (Op::Delete, None) => {
+                        return Err(JournalError::NoSuchGame {
+                            line,
+                            game,
+                            what: "DELETE",
                         });
                     }
                     _ => {}
@@ -264,6 +276,7 @@ fn apply(state: &Option<GameState>, op: &Op) -> Option<Option<GameState>> {
             s.version += 1;
             Some(Some(s))
         }
+        (Op::Delete, Some(_)) => Some(None),
         (_, None) => None,
     }
 }

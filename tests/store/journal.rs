@@ -124,3 +124,34 @@ fn broken_journals_are_reported() {
         Err(JournalError::UndoAtStart { .. })
     ));
 }
+
+#[test]
+fn a_deleted_game_must_be_gone_and_one_being_deleted_may_be() {
+    let begun = [
+        "BEGIN g NEW startpos x",
+        "ACK g",
+        "BEGIN g PLAY e2e4",
+        "ACK g",
+        "BEGIN g DELETE",
+    ];
+    let j = journal(&begun);
+    assert_eq!(
+        j.check("g", Some(&state(&["e2e4"]))),
+        Ok(Verdict::Acknowledged)
+    );
+    assert_eq!(j.check("g", None), Ok(Verdict::InFlightApplied));
+    assert!(j.check("g", Some(&state(&[]))).is_err());
+
+    let j = journal(&[&begun[..], &["ACK g"]].concat());
+    assert_eq!(j.check("g", None), Ok(Verdict::Acknowledged));
+    assert!(j.check("g", Some(&state(&["e2e4"]))).is_err());
+    // Deleted, a game may not be changed, and its id may be created again.
+    let mut j = journal(&[&begun[..], &["ACK g"]].concat());
+    assert!(matches!(
+        j.apply_line("BEGIN g DELETE"),
+        Err(JournalError::NoSuchGame { .. })
+    ));
+    j.apply_line("BEGIN g NEW startpos x").unwrap();
+    j.apply_line("ACK g").unwrap();
+    assert_eq!(j.check("g", Some(&state(&[]))), Ok(Verdict::Acknowledged));
+}
