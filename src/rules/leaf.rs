@@ -16,12 +16,13 @@
 
 use super::attacks::{self, Sliders};
 use super::bitboard::Bitboard;
+use super::movegen;
 use super::piece::Role;
 use super::position::{Position, ep_captured_square};
 use super::square::{Color, Square};
 
-const NOT_FILE_A: u64 = !0x0101_0101_0101_0101;
-const NOT_FILE_H: u64 = !0x8080_8080_8080_8080;
+const NOT_FILE_A: u64 = movegen::NOT_FILE_A.0;
+const NOT_FILE_H: u64 = movegen::NOT_FILE_H.0;
 
 /// The side to move, as a type: its constants replace run-time colour tests.
 pub(crate) trait Side {

@@ -121,8 +121,9 @@ const fn forward(color: Color) -> i8 {
     }
 }
 
-const NOT_FILE_A: Bitboard = Bitboard(!0x0101_0101_0101_0101);
-const NOT_FILE_H: Bitboard = Bitboard(!0x8080_8080_8080_8080);
+/// Every square off the a-file (h-file): the pawns that can capture towards it.
+pub(super) const NOT_FILE_A: Bitboard = Bitboard(!0x0101_0101_0101_0101);
+pub(super) const NOT_FILE_H: Bitboard = Bitboard(!0x8080_8080_8080_8080);
 
 /// Generates every legal move of `pos` into `sink`.
 #[inline(always)]

@@ -13,7 +13,7 @@ use crate::lifecycle::Match;
 use crate::rules::Variant;
 
 use super::codec::{self, RecordEncoder};
-use super::{GameMeta, Start, StoreError};
+use super::{GameMeta, LoadedGame, Start, StoreError};
 
 /// Encodes `game`, reusing `cached` (the encoding of its earlier history) when it
 /// fits, and returns the record and the encoder to cache. The events after version
@@ -61,15 +61,17 @@ pub(super) struct CachedEncoder {
 }
 
 impl CachedEncoder {
-    /// The cache entry of a decoded record.
-    pub(super) fn of(decoded: codec::Decoded) -> CachedEncoder {
+    /// A decoded record as the game it holds and its cache entry (without copying the
+    /// game: a load needs both).
+    pub(super) fn split(decoded: codec::Decoded) -> (LoadedGame, CachedEncoder) {
         let meta = &decoded.loaded.meta;
-        CachedEncoder {
+        let cached = CachedEncoder {
             variant: meta.variant,
             start: meta.start.clone(),
             version: decoded.loaded.game.version(),
             encoder: decoded.encoder,
-        }
+        };
+        (decoded.loaded, cached)
     }
 }
 

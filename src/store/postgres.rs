@@ -14,8 +14,8 @@
 //!   next statement (one `UPDATE … FROM unnest(…)`, each row its own compare-and-set), so
 //!   under load many Plays share one transaction and one WAL flush (about 11 Plays a
 //!   flush at 64 callers, against 2.5 with a statement a Play). Measured in one run here,
-//!   it took one replica from 11,000-11,800 to 15,600-17,000 durable Plays/s and cut
-//!   PostgreSQL's CPU per Play from 62 to 25 µs (BENCHMARKS.md).
+//!   it took one replica from 11,300-11,800 to 14,600-17,000 durable Plays/s and cut
+//!   PostgreSQL's CPU per Play from 62 to 22-26 µs (BENCHMARKS.md).
 //! - Acknowledged means committed: every statement runs in its own transaction (or an
 //!   explicit one), and the connection keeps the server's `synchronous_commit` (a warning
 //!   at start when the server has it, or `fsync`, off).
@@ -491,8 +491,8 @@ impl PgStore {
             return Ok(None);
         };
         let decoded = decode_row(id, version, &record)?;
-        let loaded = decoded.loaded.clone();
-        self.inner.encoders.put(id, CachedEncoder::of(decoded));
+        let (loaded, cached) = CachedEncoder::split(decoded);
+        self.inner.encoders.put(id, cached);
         Ok(Some(loaded))
     }
 

@@ -927,7 +927,7 @@ impl Shared {
         };
         let decoded = decode(id, &bytes)?;
         let version = decoded.loaded.game.version();
-        Ok(Some((version, CachedEncoder::of(decoded))))
+        Ok(Some((version, CachedEncoder::split(decoded).1)))
     }
 
     /// One page of a listing (see [`GameStore::list`]): the `ended` tree for ended games,
@@ -996,8 +996,7 @@ impl Shared {
         else {
             return Ok(None);
         };
-        let decoded = decode(id, &bytes)?;
-        let loaded = decoded.loaded.clone();
+        let (loaded, cached) = CachedEncoder::split(decode(id, &bytes)?);
         // The encoding goes to the cache only if no write replaced the record meanwhile:
         // the cache's version must be the stored one.
         let _writing = self.writing(id);
@@ -1006,7 +1005,7 @@ impl Shared {
             .get(id.as_bytes())
             .is_ok_and(|now| now.as_ref() == Some(&bytes))
         {
-            self.encoders.put(id, CachedEncoder::of(decoded));
+            self.encoders.put(id, cached);
         }
         Ok(Some(loaded))
     }
