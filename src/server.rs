@@ -28,6 +28,7 @@ pub mod accept;
 mod metrics_endpoint;
 mod ops;
 mod security;
+mod serving;
 pub mod tls;
 pub mod traces;
 
@@ -323,6 +324,9 @@ pub async fn serve(
             let stats_store = store.clone();
             let stats_registry = registry.clone();
             let stats_calls = calls.clone();
+            let (serving, serving_task) = serving::mirror(&health, SERVICE_NAME);
+            let mut tallies = vec![registry.tally()];
+            tallies.extend(store.tally());
             let metrics = metrics::enable(metrics::Sources {
                 store_stats: Box::new(move || stats_store.commit_stats()),
                 games_loaded: Box::new(move || stats_registry.cached()),
@@ -330,9 +334,17 @@ pub async fn serve(
                 fen_cache: fen_cache.clone(),
                 calls_in_flight: Box::new(move || stats_calls.current()),
                 connections_open: connections.clone(),
+                store_kind: store.kind(),
+                store_available: store.health(),
+                store_fault: store.fault(),
+                serving,
+                tallies,
             });
             tracing::info!(address = %bound, "Prometheus metrics on {bound} at /metrics");
-            Some(tokio::spawn(metrics_endpoint::serve(listener, metrics)))
+            Some((
+                tokio::spawn(metrics_endpoint::serve(listener, metrics)),
+                serving_task,
+            ))
         }
         None => None,
     };
@@ -505,8 +517,9 @@ pub async fn serve(
     if let Some(health_server) = health_server {
         health_server.abort();
     }
-    if let Some(metrics_server) = metrics_server {
+    if let Some((metrics_server, serving_task)) = metrics_server {
         metrics_server.abort();
+        serving_task.abort();
     }
     let (hits, misses) = fen_cache.hits_and_misses();
     tracing::info!(

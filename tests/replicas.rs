@@ -3,7 +3,8 @@
 //! a spectator on the other replica, and its stream ended by a delete there; the flag sweep after the arming replica is killed;
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
 //! restarted under load; a clock starting after the first moves and AddTime (racing
-//! AddTimes with one `expected_version`: exactly one gives the time).
+//! AddTimes with one `expected_version`: exactly one gives the time); the games created and
+//! ended counted once across the replicas.
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -385,6 +386,92 @@ async fn a_flag_falls_on_time_after_the_arming_replica_is_killed() {
     let g = get(&mut cc, "swept").await.expect("GetGame on C");
     assert_eq!(g.status, pb::GameStatus::OutOfTime as i32);
     assert_eq!(g.winner, pb::Color::White as i32);
+}
+
+/// The business metrics on shared storage: each game is counted created once, by the replica
+/// that created it, and ended once across the replicas, by the one whose write won: flag falls
+/// raced by two replicas' flag timers and every replica's sweep, and a mating move played on
+/// two replicas at once. A replica that only sweeps counts what its own sweep committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_created_and_ended_are_counted_once_across_replicas() {
+    use common::metrics::{by_label, parse_samples, sample, scrape};
+    let Some(pg) = Pg::start("business_metrics").await else {
+        return;
+    };
+    let with_metrics = || {
+        Server::start(&[
+            "--database-url",
+            &pg.url,
+            "--database-timeout-ms",
+            "1000",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ])
+    };
+    let (a, b, c) = (with_metrics(), with_metrics(), with_metrics());
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    const FLAGS: usize = 12;
+    const MATES: usize = 8;
+    // Timed games created on A and read on B: both replicas arm a flag timer for each, and
+    // every replica sweeps the flag column.
+    for n in 0..FLAGS {
+        let id = format!("flag-{n}");
+        new_game(&mut ca, &id, Some((400, 0))).await;
+        get(&mut cb, &id).await.expect("B reads it");
+    }
+    // Fool's mate, the mating move sent to both replicas at once: one plays it.
+    for n in 0..MATES {
+        let id = format!("mate-{n}");
+        new_game(&mut ca, &id, None).await;
+        for mv in ["f2f3", "e7e5", "g2g4"] {
+            play(&mut ca, &id, mv).await;
+        }
+        get(&mut cb, &id).await.expect("B reads it");
+        let (ra, rb) = tokio::join!(
+            ca.play(play_req(&id, "d8h4", None)),
+            cb.play(play_req(&id, "d8h4", None))
+        );
+        match (&ra, &rb) {
+            (Ok(_), Err(s)) | (Err(s), Ok(_)) => {
+                assert_eq!(error_info(s).reason, "GAME_OVER", "{id}: {s:?}")
+            }
+            _ => panic!("{id}: want exactly one mating move, got {ra:?} / {rb:?}"),
+        }
+    }
+    // Every flag falls (whoever records it), then a moment for stragglers of the race.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    for n in 0..FLAGS {
+        let id = format!("flag-{n}");
+        while get(&mut cb, &id).await.expect("GetGame").status != pb::GameStatus::OutOfTime as i32 {
+            assert!(Instant::now() < deadline, "{id}: the flag never fell");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+
+    let mut created = Vec::new();
+    let mut by_replica = Vec::new();
+    let mut ended: std::collections::HashMap<String, f64> = Default::default();
+    for server in [&a, &b, &c] {
+        let s = parse_samples(&scrape(&server.metrics_addr()).await);
+        created.push(sample(&s, "chess_games_created_total", &[]).expect("created"));
+        let mine = by_label(&s, "chess_games_ended_total", "status");
+        by_replica.push((mine["out_of_time"], mine["checkmate"]));
+        for (status, n) in mine {
+            *ended.entry(status).or_default() += n;
+        }
+    }
+    eprintln!(
+        "created by replica {created:?}; (out_of_time, checkmate) counted by replica {by_replica:?}"
+    );
+    assert_eq!(created, vec![(FLAGS + MATES) as f64, 0.0, 0.0]);
+    assert_eq!(ended.get("out_of_time"), Some(&(FLAGS as f64)), "{ended:?}");
+    assert_eq!(ended.get("checkmate"), Some(&(MATES as f64)), "{ended:?}");
+    assert_eq!(
+        ended.values().sum::<f64>(),
+        (FLAGS + MATES) as f64,
+        "no other ending: {ended:?}"
+    );
 }
 
 /// Issue 18 on shared storage: a game whose clocks start after both first moves, played

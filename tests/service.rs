@@ -2,7 +2,8 @@
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
 //! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
 //! AddTime), the limits that keep a game from being jammed, and operations (connections,
-//! load shedding, perft's time limit, metrics, traces).
+//! load shedding, perft's time limit, metrics, traces), and what monitoring relies on
+//! (counters from 0, game counts, the dashboard and alerts of deploy/monitoring/).
 
 mod common;
 
@@ -21,6 +22,8 @@ mod import;
 mod lifecycle;
 #[path = "service/limits.rs"]
 mod limits;
+#[path = "service/monitoring.rs"]
+mod monitoring;
 #[path = "service/operations.rs"]
 mod operations;
 #[path = "service/platform.rs"]

@@ -41,7 +41,7 @@ pub use error::RegistryError;
 pub use spectators::{Published, Subscription, WatchItem};
 
 use crate::lifecycle::{GameMeta, Match};
-use crate::store::{GameStore, StoreError};
+use crate::store::{GameStore, GameTally, StoreError};
 use cache::{Cache, CellState};
 
 /// The server's clock, Unix milliseconds: the time every call is charged at.
@@ -66,6 +66,8 @@ pub struct Registry {
     cache: Cache,
     watch_buffer: usize,
     shutdown: watch::Sender<bool>,
+    /// Games created and ended by this registry's durable writes (for the metrics).
+    tally: Arc<GameTally>,
 }
 
 impl Registry {
@@ -78,7 +80,14 @@ impl Registry {
             cache: Cache::new(cache_games),
             watch_buffer: DEFAULT_WATCH_BUFFER,
             shutdown: watch::Sender::new(false),
+            tally: Arc::new(GameTally::new()),
         }
+    }
+
+    /// The games this registry created, and ended by a change, once each was durable
+    /// (see [`GameTally`]): a game loaded, here or on another replica, is never counted.
+    pub fn tally(&self) -> Arc<GameTally> {
+        self.tally.clone()
     }
 
     /// Sets how many events each game buffers for its slowest spectator before that
@@ -221,6 +230,7 @@ impl Registry {
             loop {
                 let entry = loaded(&mut guard, &id)?;
                 let before = entry.game.version();
+                let status_before = entry.game.status();
                 let result = match entry.settle(now) {
                     Ok(_) => f(entry, now),
                     Err(refusal) => Err(RegistryError::Refused {
@@ -232,7 +242,12 @@ impl Registry {
                 if entry.game.version() != before {
                     let written = registry.store.save(&entry.meta, &entry.game, before).await;
                     match written {
-                        Ok(()) => entry.publish(),
+                        Ok(()) => {
+                            // Durable, and (on a shared store) this write won its
+                            // compare-and-set: an ending it made is counted here, once.
+                            registry.tally.changed(status_before, entry.game.status());
+                            entry.publish()
+                        }
                         Err(StoreError::Conflict { current, .. }) if conflicts < MAX_CONFLICTS => {
                             // Another writer won: drop this change (spectators' streams see
                             // their channel close and catch up from the store), read the
@@ -337,7 +352,10 @@ impl Registry {
                 CellState::Unloaded => {}
             }
             match self.store.create(&meta, &game).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    self.tally.created(game.status());
+                    break;
+                }
                 Err(StoreError::AlreadyExists { .. }) if self.store.shared() && !raced => {
                     raced = true;
                     self.fill(&mut guard, &id).await?;

@@ -31,7 +31,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::Connected;
 
-use crate::service::metrics;
+use crate::service::metrics::{self, AcceptFailure, ConnectionRefusal};
 use crate::service::shed::Every;
 
 /// The HTTP/2 connection preface every client sends first (RFC 9113, 3.4).
@@ -110,7 +110,7 @@ where
                     accepted
                 }
                 Err(e) if out_of_resources(&e) => {
-                    metrics::accept_error("out_of_descriptors");
+                    metrics::accept_error(AcceptFailure::OutOfDescriptors);
                     backoff = (backoff * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
                     if let Some(held_back) = exhausted_log.check() {
                         tracing::warn!(
@@ -128,14 +128,14 @@ where
                 }
                 Err(e) => {
                     // The connection failed before it was taken (reset by the client).
-                    metrics::accept_error("other");
+                    metrics::accept_error(AcceptFailure::Other);
                     tracing::debug!(error = %e, "accepting a connection failed");
                     continue;
                 }
             };
             if open.load(Ordering::Acquire) >= max {
                 drop(stream);
-                metrics::connection_refused("max_connections");
+                metrics::connection_refused(ConnectionRefusal::MaxConnections);
                 if let Some(held_back) = full_log.check() {
                     tracing::warn!(
                         max_connections = max,
@@ -170,15 +170,15 @@ where
                         let _ = tx.send(Ok(conn)).await;
                     }
                     Ok(Ok(_)) => {
-                        metrics::connection_refused("not_http2");
+                        metrics::connection_refused(ConnectionRefusal::NotHttp2);
                         tracing::debug!(%peer, "closed a connection that does not speak HTTP/2");
                     }
                     Ok(Err(e)) => {
-                        metrics::connection_refused("handshake_failed");
+                        metrics::connection_refused(ConnectionRefusal::HandshakeFailed);
                         tracing::debug!(%peer, error = %e, "a connection failed before HTTP/2 started");
                     }
                     Err(_) => {
-                        metrics::connection_refused("handshake_timeout");
+                        metrics::connection_refused(ConnectionRefusal::HandshakeTimeout);
                         tracing::debug!(
                             %peer,
                             "closed a connection that did not start HTTP/2 within --handshake-timeout-secs ({:?})",

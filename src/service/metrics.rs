@@ -15,6 +15,15 @@
 //! through every constructor. Until [`enable`] is called (no `--metrics-listen`) every
 //! recording is one atomic load and nothing else.
 //!
+//! Every counter is exported from the start, at 0, with each label value it can take (each
+//! method with each code, each refusal reason, each ending status): an alert on a rate
+//! sees the first increase instead of a series appearing from nothing. Beside the counts:
+//! `chess_build_info{version,commit,store}` at 1, `chess_serving` (the health of
+//! `chess.v1.ChessService`), `chess_store_available` and `chess_store_stopped`, and the
+//! business counters `chess_games_created_total` and `chess_games_ended_total{status}`
+//! (counted where this process's durable write created or ended a game: see
+//! [`crate::store::GameTally`]).
+//!
 //! The gRPC metrics come from a tower layer ([`MetricsLayer`]) that sees every call,
 //! refused ones included (tokens, quotas, load shedding), and reads the status from the
 //! response headers (an error) or trailers (an answer); a call whose caller goes away
@@ -24,22 +33,24 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric as _};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use crate::pb;
 use crate::service::auth::methods::{CHESS_SERVICE, METHOD_ROLES};
 use crate::service::fen_cache::FenCache;
-use crate::store::GroupCommitStats;
+use crate::store::{GameTally, GroupCommitStats, StoreError};
 
 /// The buckets of `grpc_server_handling_seconds`: 100 µs to 10 s.
 const HANDLING_BUCKETS: [f64; 16] = [
@@ -97,6 +108,91 @@ fn chess_method_type(method: &str) -> &'static str {
     }
 }
 
+/// Why the server closed a connection before it served a call
+/// (`chess_connections_refused_total{reason}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionRefusal {
+    /// `--max-connections` connections were open already.
+    MaxConnections,
+    /// The client did not finish the TLS handshake or start HTTP/2 in time.
+    HandshakeTimeout,
+    /// The client spoke something other than HTTP/2.
+    NotHttp2,
+    /// The TLS handshake failed.
+    HandshakeFailed,
+}
+
+impl ConnectionRefusal {
+    /// Every reason, each exported at 0 from the start.
+    pub const ALL: [ConnectionRefusal; 4] = [
+        ConnectionRefusal::MaxConnections,
+        ConnectionRefusal::HandshakeTimeout,
+        ConnectionRefusal::NotHttp2,
+        ConnectionRefusal::HandshakeFailed,
+    ];
+
+    /// The `reason` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConnectionRefusal::MaxConnections => "max_connections",
+            ConnectionRefusal::HandshakeTimeout => "handshake_timeout",
+            ConnectionRefusal::NotHttp2 => "not_http2",
+            ConnectionRefusal::HandshakeFailed => "handshake_failed",
+        }
+    }
+}
+
+/// What kind of `accept` failed (`chess_accept_errors_total{kind}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcceptFailure {
+    /// EMFILE, ENFILE, ENOBUFS, ENOMEM: the accept loop backs off.
+    OutOfDescriptors,
+    /// Anything else.
+    Other,
+}
+
+impl AcceptFailure {
+    /// Every kind, each exported at 0 from the start.
+    pub const ALL: [AcceptFailure; 2] = [AcceptFailure::OutOfDescriptors, AcceptFailure::Other];
+
+    /// The `kind` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            AcceptFailure::OutOfDescriptors => "out_of_descriptors",
+            AcceptFailure::Other => "other",
+        }
+    }
+}
+
+/// Every `ErrorReason` a refusal can carry (all but UNSPECIFIED), from the `.proto`.
+fn error_reasons() -> Vec<&'static str> {
+    super::proto_enums::value_names("chess.v1.ErrorReason")
+        .iter()
+        .filter_map(|name| pb::ErrorReason::from_str_name(name))
+        .filter(|r| *r != pb::ErrorReason::Unspecified)
+        .map(|r| r.as_str_name())
+        .collect()
+}
+
+/// Every `GameStatus` that ends a game, with its `status` label: the value's name less
+/// `GAME_STATUS_`, in lower case (`checkmate`, `out_of_time`), from the `.proto`.
+fn ending_statuses() -> Vec<(pb::GameStatus, String)> {
+    super::proto_enums::value_names("chess.v1.GameStatus")
+        .iter()
+        .filter_map(|name| pb::GameStatus::from_str_name(name))
+        .filter(|s| !matches!(s, pb::GameStatus::Unspecified | pb::GameStatus::InProgress))
+        .map(|s| (s, status_label(s)))
+        .collect()
+}
+
+/// The `status` label of `status`.
+pub fn status_label(status: pb::GameStatus) -> String {
+    let name = status.as_str_name();
+    name.strip_prefix("GAME_STATUS_")
+        .unwrap_or(name)
+        .to_ascii_lowercase()
+}
+
 type MethodLabels = [(&'static str, &'static str); 3];
 type HandledLabels = [(&'static str, &'static str); 4];
 type ReasonLabel = [(&'static str, &'static str); 1];
@@ -145,6 +241,17 @@ pub struct Sources {
     pub calls_in_flight: Box<dyn Fn() -> usize + Send + Sync>,
     /// Client connections open now.
     pub connections_open: Arc<AtomicUsize>,
+    /// The store's backend (`chess_build_info{store}`): `sled`, `postgres`, `memory`.
+    pub store_kind: &'static str,
+    /// Whether the store can be reached (a database), as it changes; `None`: always.
+    pub store_available: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The store's fault, once it stopped after one (the embedded store); `None`: the
+    /// store has no such fault.
+    pub store_fault: Option<tokio::sync::watch::Receiver<Option<StoreError>>>,
+    /// Whether health reports `chess.v1.ChessService` SERVING now.
+    pub serving: Arc<AtomicBool>,
+    /// Where games created and ended here are counted (the registry's, the store's).
+    pub tallies: Vec<Arc<GameTally>>,
 }
 
 /// The process-wide metrics.
@@ -185,21 +292,21 @@ pub fn refused(reason: &'static str) {
 }
 
 /// Counts a connection closed by the server before it served a call
-/// (`chess_connections_refused_total`): `max_connections`, `handshake_timeout`,
-/// `not_http2`, `handshake_failed`.
-pub fn connection_refused(reason: &'static str) {
+/// (`chess_connections_refused_total{reason}`).
+pub fn connection_refused(reason: ConnectionRefusal) {
     if let Some(m) = get() {
         m.connections_refused
-            .get_or_create(&[("reason", reason)])
+            .get_or_create(&[("reason", reason.label())])
             .inc();
     }
 }
 
-/// Counts a failed `accept` (`chess_accept_errors_total`): `out_of_descriptors`
-/// (EMFILE, ENFILE, ENOBUFS, ENOMEM) or `other`.
-pub fn accept_error(kind: &'static str) {
+/// Counts a failed `accept` (`chess_accept_errors_total{kind}`).
+pub fn accept_error(kind: AcceptFailure) {
     if let Some(m) = get() {
-        m.accept_errors.get_or_create(&[("kind", kind)]).inc();
+        m.accept_errors
+            .get_or_create(&[("kind", kind.label())])
+            .inc();
     }
 }
 
@@ -275,6 +382,7 @@ impl Metrics {
         let sources = Arc::new(Mutex::new(None));
         registry.register_collector(Box::new(StateCollector {
             sources: sources.clone(),
+            endings: ending_statuses(),
         }));
 
         let mut methods = Vec::new();
@@ -293,7 +401,18 @@ impl Metrics {
         }
         let unknown = methods.len();
         methods.push(MethodMetrics::new("unary", "unknown", "unknown"));
-        Metrics {
+        // Every labelled counter at 0 from the start (see the module docs); the guard
+        // each creation returns is dropped at once.
+        for reason in error_reasons() {
+            drop(refusals.get_or_create(&[("reason", reason)]));
+        }
+        for reason in ConnectionRefusal::ALL {
+            drop(connections_refused.get_or_create(&[("reason", reason.label())]));
+        }
+        for kind in AcceptFailure::ALL {
+            drop(accept_errors.get_or_create(&[("kind", kind.label())]));
+        }
+        let metrics = Metrics {
             registry,
             started,
             handled,
@@ -306,7 +425,15 @@ impl Metrics {
             by_path,
             unknown,
             sources,
+        };
+        for method in 0..metrics.methods.len() {
+            metrics.started_counter(method);
+            for code in 0..GO_CODE_NAMES.len() {
+                metrics.handled_counter(method, code);
+            }
+            metrics.handling_histogram(method);
         }
+        metrics
     }
 
     /// The Prometheus text (OpenMetrics) of every metric, read now.
@@ -323,31 +450,41 @@ impl Metrics {
         self.by_path.get(path).copied().unwrap_or(self.unknown)
     }
 
-    fn record_start(&self, method: usize) {
+    fn started_counter(&self, method: usize) -> &Counter {
         let m = &self.methods[method];
         m.started
             .get_or_init(|| self.started.get_or_create(&m.labels).clone())
-            .inc();
+    }
+
+    fn handled_counter(&self, method: usize, code: usize) -> &Counter {
+        let m = &self.methods[method];
+        m.handled[code].get_or_init(|| {
+            let [t, s, n] = m.labels;
+            self.handled
+                .get_or_create(&[t, s, n, ("grpc_code", GO_CODE_NAMES[code])])
+                .clone()
+        })
+    }
+
+    fn handling_histogram(&self, method: usize) -> &Histogram {
+        let m = &self.methods[method];
+        m.handling
+            .get_or_init(|| self.handling.get_or_create(&m.labels).clone())
+    }
+
+    fn record_start(&self, method: usize) {
+        self.started_counter(method).inc();
     }
 
     fn record_end(&self, method: usize, code: usize, start: Instant) {
-        let m = &self.methods[method];
         // A number gRPC does not define counts as Unknown.
         let code = if code < GO_CODE_NAMES.len() {
             code
         } else {
             UNKNOWN
         };
-        m.handled[code]
-            .get_or_init(|| {
-                let [t, s, n] = m.labels;
-                self.handled
-                    .get_or_create(&[t, s, n, ("grpc_code", GO_CODE_NAMES[code])])
-                    .clone()
-            })
-            .inc();
-        m.handling
-            .get_or_init(|| self.handling.get_or_create(&m.labels).clone())
+        self.handled_counter(method, code).inc();
+        self.handling_histogram(method)
             .observe(start.elapsed().as_secs_f64());
     }
 }
@@ -355,6 +492,8 @@ impl Metrics {
 /// The metrics read from the server's state at each scrape.
 struct StateCollector {
     sources: Arc<Mutex<Option<Sources>>>,
+    /// Every ending status with its label, in the `.proto`'s order.
+    endings: Vec<(pb::GameStatus, String)>,
 }
 
 impl std::fmt::Debug for StateCollector {
@@ -383,6 +522,73 @@ fn gauge(
     let metric = ConstGauge::new(value);
     let metric_encoder = encoder.encode_descriptor(name, help, None, metric.metric_type())?;
     metric.encode(metric_encoder)
+}
+
+impl StateCollector {
+    /// What alerts and the business dashboards read: the build, health, the store's state
+    /// and the games created and ended.
+    fn encode_operator_state(
+        &self,
+        e: &mut DescriptorEncoder<'_>,
+        s: &Sources,
+    ) -> Result<(), std::fmt::Error> {
+        e.encode_descriptor(
+            "chess_build",
+            "The running build: its version, commit and store backend (always 1).",
+            None,
+            MetricType::Info,
+        )?
+        .encode_info(&[
+            ("version", env!("CARGO_PKG_VERSION")),
+            ("commit", env!("CHESS_BUILD_COMMIT")),
+            ("store", s.store_kind),
+        ])?;
+        gauge(
+            e,
+            "chess_serving",
+            "1 while health reports chess.v1.ChessService SERVING, else 0 (starting, shutting down, store stopped or unreachable).",
+            i64::from(s.serving.load(Ordering::Relaxed)),
+        )?;
+        gauge(
+            e,
+            "chess_store_available",
+            "1 while the store can be reached (the database's connection is up; the embedded store always), else 0.",
+            i64::from(s.store_available.as_ref().is_none_or(|up| *up.borrow())),
+        )?;
+        gauge(
+            e,
+            "chess_store_stopped",
+            "1 once the embedded store stopped after a failed or uncertain write or sync (disk full included): the process serves nothing more and exits.",
+            i64::from(
+                s.store_fault
+                    .as_ref()
+                    .is_some_and(|fault| fault.borrow().is_some()),
+            ),
+        )?;
+        counter(
+            e,
+            "chess_games_created",
+            "Games this process created (NewGame, ImportGame), counted once each was durable.",
+            s.tallies.iter().map(|t| t.created_count()).sum::<u64>(),
+        )?;
+        let mut ended: HashMap<pb::GameStatus, u64> = HashMap::new();
+        for tally in &s.tallies {
+            for (status, n) in tally.ended_counts() {
+                *ended.entry(pb::GameStatus::from(status)).or_insert(0) += n;
+            }
+        }
+        let mut family = e.encode_descriptor(
+            "chess_games_ended",
+            "Games this process's durable writes ended (a move, a flag fall, a resignation, an agreed or claimed draw, a flag sweep), by the GameStatus they ended with; counted once across replicas and restarts.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (status, label) in &self.endings {
+            let n = ended.get(status).copied().unwrap_or(0);
+            ConstCounter::new(n).encode(family.encode_family(&[("status", label.as_str())])?)?;
+        }
+        Ok(())
+    }
 }
 
 impl Collector for StateCollector {
@@ -459,6 +665,7 @@ impl Collector for StateCollector {
                 "Client connections open now (what --max-connections bounds).",
                 s.connections_open.load(Ordering::Relaxed) as i64,
             )?;
+            self.encode_operator_state(e, s)?;
         }
         drop(sources);
         let p = super::process_stats::read();

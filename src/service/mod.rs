@@ -13,6 +13,7 @@
 //! - [`error`]: every error a caller can meet and its gRPC status;
 //! - [`shed`]: the server-wide limit of calls in flight (load shedding);
 //! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process);
+//! - [`proto_enums`]: the values of a `chess.v1` enum, from the descriptor set;
 //! - [`log_text`]: client-supplied text made safe for a log line.
 //!
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
@@ -31,6 +32,7 @@ pub mod log_text;
 pub mod metrics;
 mod perft;
 mod process_stats;
+pub mod proto_enums;
 pub mod shed;
 mod start;
 pub mod trace_context;

@@ -33,11 +33,13 @@ mod encoder_cache;
 pub mod group_commit;
 pub mod postgres;
 pub mod sled_store;
+pub mod tally;
 
 pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
 pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{Durability, SledConfig, SledStore};
+pub use tally::GameTally;
 
 /// A game read back from the store, already replayed.
 #[derive(Clone, Debug)]
@@ -247,6 +249,12 @@ pub trait GameStore: Send + Sync + 'static {
     /// Makes everything written so far durable (shutdown).
     fn flush<'a>(&'a self) -> StoreFuture<'a, ()>;
 
+    /// The backend's name, for `chess_build_info{store}` and logs: `sled`, `postgres`,
+    /// `memory` (a store that does not say is `unknown`).
+    fn kind(&self) -> &'static str {
+        "unknown"
+    }
+
     // What stateless replicas on one database need. The defaults suit a store only this
     // process writes (sled, memory), so those need nothing of it.
 
@@ -286,6 +294,14 @@ pub trait GameStore: Send + Sync + 'static {
     /// change in memory already): the registry then refuses every call and the server
     /// exits non-zero, so that it restarts from what is on disk.
     fn fault(&self) -> Option<tokio::sync::watch::Receiver<Option<StoreError>>> {
+        None
+    }
+
+    /// The games this store created or ended by itself, not through the registry (`None`:
+    /// it changes games only when asked). A shared store's flag sweep ends games whose
+    /// replica is gone: those endings are counted here, once, by the replica whose sweep
+    /// committed them.
+    fn tally(&self) -> Option<std::sync::Arc<GameTally>> {
         None
     }
 }
@@ -386,6 +402,10 @@ impl MemoryStore {
 }
 
 impl GameStore for MemoryStore {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         Box::pin(std::future::ready(self.create_now(meta, game)))
     }

@@ -59,8 +59,8 @@ use crate::lifecycle::{Match, Status};
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::{
-    GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreChange, StoreError,
-    StoreFuture,
+    GameMeta, GameStore, GameTally, ListPage, ListedGame, LoadedGame, StatusFilter, StoreChange,
+    StoreError, StoreFuture,
 };
 
 /// The channel every committed change is announced on (payload `<id> <version>`).
@@ -156,6 +156,8 @@ struct Inner {
     /// The encodings of recently saved or loaded games, so a save encodes only its new
     /// moves.
     encoders: EncoderCache,
+    /// The flag falls this replica's sweep committed (for the metrics).
+    tally: Arc<GameTally>,
 }
 
 /// A save waiting to be written in the next batch: the row, the version it must replace,
@@ -369,6 +371,7 @@ impl PgStore {
             committed,
             saves,
             encoders: EncoderCache::new(ENCODER_CACHE_GAMES),
+            tally: Arc::new(GameTally::new()),
         });
         inner.migrate().await?;
         inner.warn_if_not_durable().await?;
@@ -593,6 +596,10 @@ impl PgStore {
 }
 
 impl GameStore for PgStore {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         Box::pin(PgStore::create(self, meta, game))
     }
@@ -645,6 +652,10 @@ impl GameStore for PgStore {
 
     fn health(&self) -> Option<watch::Receiver<bool>> {
         Some(PgStore::health(self))
+    }
+
+    fn tally(&self) -> Option<Arc<GameTally>> {
+        Some(self.inner.tally.clone())
     }
 }
 
@@ -858,6 +869,7 @@ impl Inner {
                         continue;
                     }
                 };
+                let before = loaded.game.status();
                 let fell = match loaded.game.settle(now_ms) {
                     Ok(fell) => fell,
                     Err(e) => {
@@ -897,7 +909,7 @@ impl Inner {
                     ],
                 )
                 .await?;
-                changed.push((id, next.version));
+                changed.push((id, next.version, before, loaded.game.status()));
             }
             tx.commit().await?;
             Ok(changed)
@@ -906,7 +918,10 @@ impl Inner {
         .map(|changed| {
             changed
                 .into_iter()
-                .map(|(id, version)| {
+                .map(|(id, version, before, after)| {
+                    // Committed: this sweep ended the game (the row was locked, so no
+                    // other writer ended it meanwhile).
+                    self.tally.changed(before, after);
                     self.announce(&id, version.max(0) as u64);
                     id
                 })

@@ -1043,6 +1043,10 @@ impl Drop for SledStore {
 }
 
 impl GameStore for SledStore {
+    fn kind(&self) -> &'static str {
+        "sled"
+    }
+
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
         Box::pin(async move { SledStore::create(self, meta, game)?.wait().await })
     }

@@ -9,7 +9,8 @@
 //! - [`damage`]: the damage a stored record must not survive;
 //! - [`corpus_games`]: the reference corpus as whole games;
 //! - [`journal`]: the crash-test journal and its check of a reopened store;
-//! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests.
+//! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests;
+//! - [`metrics`]: a server's `/metrics`, scraped and parsed.
 #![allow(dead_code)]
 
 pub mod catalog;
@@ -18,6 +19,7 @@ pub mod corpus_games;
 pub mod damage;
 pub mod epd;
 pub mod journal;
+pub mod metrics;
 pub mod postgres;
 pub mod rng;
 pub mod server;

@@ -2,7 +2,6 @@
 //! HTTP/2 SETTINGS, running out of descriptors), load shedding, perft's time limit, the
 //! Prometheus metrics, and OTLP traces to an in-test collector.
 
-use std::collections::HashMap;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::common::client::{Client, named, new_game, play, play_request};
+use crate::common::metrics::{Samples, parse_samples, sample, scrape};
 use crate::common::server::{Server, error_info, expect_error};
 
 /// The HTTP/2 connection preface.
@@ -75,74 +75,6 @@ async fn long_perft(mut client: Client, deadline: Duration) -> Code {
         Ok(r) => panic!("a depth-9 perft finished early: {:?}", r.into_inner()),
         Err(status) => status.code(),
     }
-}
-
-/// `GET /metrics` from `addr`: the body.
-async fn scrape(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr)
-        .await
-        .expect("connects to /metrics");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
-        .await
-        .expect("sends the request");
-    let mut raw = Vec::new();
-    stream
-        .read_to_end(&mut raw)
-        .await
-        .expect("reads the answer");
-    let text = String::from_utf8(raw).expect("UTF-8");
-    let (head, body) = text.split_once("\r\n\r\n").expect("HTTP head and body");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: application/openmetrics-text"),
-        "{head}"
-    );
-    body.to_string()
-}
-
-/// Samples of a Prometheus text: (name, sorted labels) to value.
-type Samples = HashMap<(String, Vec<(String, String)>), f64>;
-
-fn parse_samples(text: &str) -> Samples {
-    let mut samples = Samples::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let (series, value) = line.rsplit_once(' ').expect("a sample and its value");
-        let value: f64 = value
-            .parse()
-            .unwrap_or_else(|_| panic!("a number in {line}"));
-        let (name, labels) = match series.split_once('{') {
-            None => (series.to_string(), Vec::new()),
-            Some((name, rest)) => {
-                let inner = rest.strip_suffix('}').expect("closing brace");
-                let mut labels: Vec<(String, String)> = inner
-                    .split("\",")
-                    .filter(|p| !p.is_empty())
-                    .map(|pair| {
-                        let (k, v) = pair.split_once('=').expect("label=value");
-                        (k.to_string(), v.trim_matches('"').to_string())
-                    })
-                    .collect();
-                labels.sort();
-                (name.to_string(), labels)
-            }
-        };
-        samples.insert((name, labels), value);
-    }
-    samples
-}
-
-fn sample(samples: &Samples, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    let mut labels: Vec<(String, String)> = labels
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    labels.sort();
-    samples.get(&(name.to_string(), labels)).copied()
 }
 
 const CHESS: &str = "chess.v1.ChessService";
