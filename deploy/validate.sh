@@ -11,6 +11,11 @@
 #   3. run deploy/check_manifests.py: structural checks (one replica, native gRPC probes on a numeric
 #      port, securityContext, ConfigMap env, matching selectors...) and, with --self-test, proof
 #      that each check catches the breakage it is there for.
+# Then each of them again with the monitoring component (deploy/k8s/components/monitoring: a
+# metrics Service, a ServiceMonitor, a PrometheusRule): the objects the schema knows are validated
+# as above; the Prometheus Operator's CRDs, which kubernetes-validate does not know, are checked by
+# deploy/check_monitoring.py (selectors, ports, the job name, and the PrometheusRule's groups equal
+# to deploy/monitoring/alerts.yaml's, also checked by deploy/monitoring/prometheusrule.py --check).
 # Then a negative control: a render whose gRPC probe port is a name must fail the schema.
 # Finally deploy/Dockerfile is linted with hadolint (the `image` stage of .ci/run builds and runs
 # it: deploy/image_check.sh).
@@ -145,6 +150,44 @@ validate_one() { # dir [check_manifests.py args...]
     "$PY" "$ROOT/deploy/check_manifests.py" "$@" "$out" || die "structural checks failed for $name"
 }
 
+# The monitoring component added to DIR's render, the way an operator's overlay adds it:
+# kustomize resolves the paths relative to a kustomization of our own (absolute paths are refused).
+validate_monitoring() { # dir namespace-or-empty
+    local dir="$1" ns="$2"
+    local name="${dir#"$ROOT"/}+monitoring" tmp out crds rest rel
+    tmp="$WORK/$(echo "$name" | tr '/+' '__')"
+    mkdir -p "$tmp"
+    rel="$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$ROOT/deploy/k8s" "$tmp")"
+    {
+        echo "apiVersion: kustomize.config.k8s.io/v1beta1"
+        echo "kind: Kustomization"
+        [[ -z $ns ]] || echo "namespace: $ns"
+        echo "resources:"
+        echo "  - $rel/${dir#"$ROOT"/deploy/k8s/}"
+        echo "components:"
+        echo "  - $rel/components/monitoring"
+    } >"$tmp/kustomization.yaml"
+    out="$tmp/render.yaml"
+    echo "== $name"
+    "$KUBECTL" kustomize "$tmp" > "$out" || die "kubectl kustomize $name failed"
+    echo "-- rendered $(grep -c '^kind:' "$out") objects: $(grep '^kind:' "$out" | awk '{print $2}' | sort | uniq -c | awk '{printf "%s%s×%s", sep, $2, $1; sep=", "}')"
+    crds="$tmp/crds.yaml"
+    rest="$tmp/rest.yaml"
+    "$PY" - "$out" "$crds" "$rest" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+crd = [d for d in docs if d.get("apiVersion", "").startswith("monitoring.coreos.com/")]
+assert {d["kind"] for d in crd} == {"ServiceMonitor", "PrometheusRule"}, [d["kind"] for d in crd]
+yaml.safe_dump_all(crd, open(sys.argv[2], "w"))
+yaml.safe_dump_all([d for d in docs if d not in crd], open(sys.argv[3], "w"))
+PY
+    echo "-- schema (all but the ServiceMonitor and PrometheusRule): kubernetes-validate --strict -k $K8S_VERSION"
+    "$KV" --strict -k "$K8S_VERSION" - < "$rest" || die "schema validation failed for $name"
+    echo "-- structure: check_monitoring.py${ns:+ --namespace $ns} --self-test"
+    "$PY" "$ROOT/deploy/check_monitoring.py" --alerts "$ROOT/deploy/monitoring/alerts.yaml" \
+        ${ns:+--namespace "$ns"} --self-test "$out" || die "monitoring checks failed for $name"
+}
+
 negative_control() {
     # STACK.md pitfall: a grpc probe's port must be a number. Prove the schema step catches it.
     local bad="$WORK/negative-named-probe-port.yaml"
@@ -174,6 +217,11 @@ main() {
     validate_one "$ROOT/deploy/k8s/base" --self-test
     validate_one "$ROOT/deploy/k8s/overlays/example" --namespace chess --self-test
     validate_one "$ROOT/deploy/k8s/overlays/postgres" --mode postgres --namespace chess --self-test
+    echo "== deploy/k8s/components/monitoring/prometheusrule.yaml against deploy/monitoring/alerts.yaml"
+    "$PY" "$ROOT/deploy/monitoring/prometheusrule.py" --check || die "the PrometheusRule drifted from alerts.yaml"
+    validate_monitoring "$ROOT/deploy/k8s/base" ""
+    validate_monitoring "$ROOT/deploy/k8s/overlays/example" chess
+    validate_monitoring "$ROOT/deploy/k8s/overlays/postgres" chess
     negative_control
     echo "== deploy/Dockerfile: hadolint (lint; deploy/image_check.sh builds and runs it)"
     "$HADOLINT" "$ROOT/deploy/Dockerfile" || die "hadolint found problems in deploy/Dockerfile"
