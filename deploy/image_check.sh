@@ -6,7 +6,8 @@
 #     cargo build --release && CI_ONLY=tools bash .ci/run && deploy/image_check.sh
 #
 # As root, on a Debian machine with no Docker engine running and no image registry reachable:
-#   1. installs Debian's docker.io (dockerd 20.10) and debootstrap with apt when they are missing;
+#   1. installs Debian's docker.io (dockerd 20.10), debootstrap and docker-compose (1.29) with apt
+#      when they are missing;
 #   2. starts its OWN dockerd (--bridge=none --iptables=false: no bridge, no firewall rules), whose
 #      data-root, exec-root, pidfile and socket all live in a git-ignored folder (.ci/docker/), and
 #      stops it on every exit (success, failure, timeout); `/usr/bin/docker` talks to it through
@@ -23,8 +24,15 @@
 #      terminationGracePeriodSeconds) exits 0 after flushing; a new container on the same volume
 #      has the game; `docker kill` (SIGKILL) in the middle of a stream of moves, then a restart,
 #      loses no acknowledged move;
-#   6. reports the image size and the start-to-SERVING times;
-#   7. runs the full two-stage build (way 1 of the Dockerfile) only if a Rust builder image
+#   6. runs deploy/compose.yaml's chess-server and postgres services with docker-compose, from a file
+#      derived from it for this engine (host network, free loopback ports, the image built in 4,
+#      a postgres stand-in built from the base with Debian's postgresql-15: deploy/postgres-standin;
+#      see compose_checks for exactly what changes), and checks: postgres healthy before the
+#      server starts, SERVING, NewGame and Play, /metrics with store="postgres", the database
+#      stopped (NOT_SERVING, chess_store_available 0) and started again (SERVING), a restarted
+#      server container has the game, `docker-compose stop` exits 0 after flushing;
+#   7. reports the image size and the start-to-SERVING times;
+#   8. runs the full two-stage build (way 1 of the Dockerfile) only if a Rust builder image
 #      ($RUST_IMAGE) is already in the engine, and says loudly that it skipped it otherwise.
 #
 # Environment: CHESS_SERVER_BIN (the binary; default target/release/chess-server), GRPCURL
@@ -82,6 +90,9 @@ cleanup() {
             timeout 5 "$DOCKER" rm -f "$c" >/dev/null 2>&1
         done
         timeout 5 "$DOCKER" volume rm -f "$VOLUME" >/dev/null 2>&1
+        if [[ -n $DERIVED && -f $DERIVED ]]; then
+            timeout 30 "$COMPOSE" -p "$COMPOSE_PROJECT" -f "$DERIVED" down -v >/dev/null 2>&1
+        fi
         if [[ $INTERRUPTED == 0 ]]; then
             # Old builds of chess-server:ci and their build cache: the data-root stays small.
             timeout 10 "$DOCKER" image prune -f >/dev/null 2>&1
@@ -150,8 +161,9 @@ install_packages() {
     local -a need=()
     [[ -x $DOCKERD && -x $DOCKER ]] || need+=(docker.io)
     [[ -x /usr/sbin/debootstrap ]] || need+=(debootstrap)
+    [[ -x /usr/bin/docker-compose ]] || need+=(docker-compose)
     if ((${#need[@]} == 0)); then
-        log "docker.io and debootstrap are installed"
+        log "docker.io, debootstrap and docker-compose are installed"
         return 0
     fi
     [[ $(id -u) == 0 ]] || die "installing ${need[*]} needs root"
@@ -178,8 +190,8 @@ install_packages() {
         rm -f /usr/sbin/policy-rc.d
         POLICY_RC_D_OURS=0
     fi
-    [[ -x $DOCKERD && -x $DOCKER && -x /usr/sbin/debootstrap ]] ||
-        die "docker.io/debootstrap installed, but $DOCKERD, $DOCKER or debootstrap is missing"
+    [[ -x $DOCKERD && -x $DOCKER && -x /usr/sbin/debootstrap && -x /usr/bin/docker-compose ]] ||
+        die "docker.io/debootstrap/docker-compose installed, but $DOCKERD, $DOCKER, debootstrap or docker-compose is missing"
 }
 
 # ------------------------------------------------------------------------------------- engine
@@ -639,6 +651,172 @@ PY
     RESULTS+=("$(printf '  docker stop (SIGTERM to exit 0): %d ms and %d ms' "$stop1" "$stop3")")
 }
 
+# ------------------------------------------------------------------- the compose file's services
+# deploy/compose.yaml's chess-server and postgres services, run by docker-compose itself from a
+# file derived from it. What the derivation changes, and nothing else:
+#   - both services on the host network (`network_mode: host`, no `ports`): this engine has no
+#     bridge, and nothing may leave loopback; so the server reaches the database at 127.0.0.1 on
+#     a free port (PGPORT) instead of postgres:5432, and listens on free loopback ports;
+#   - postgres: no registry is reachable, so its image is a stand-in built here from the
+#     debootstrap base and Debian's postgresql-15 (deploy/postgres-standin: the official image's
+#     POSTGRES_USER/POSTGRES_PASSWORD/POSTGRES_DB contract), listening on 127.0.0.1 only;
+#   - chess-server: the image is the one built above from the release binary (the compose file's
+#     `build:` is the full two-stage build, which needs a Rust image from a registry);
+#   - prometheus and grafana are left out (no images): `monitoring` checks their configuration.
+# Everything else is the compose file's: the server's entrypoint, environment (the database
+# URL's credentials against the postgres service's), read-only root, capabilities, restart
+# policy; the postgres environment, volume and healthcheck, and depends_on service_healthy.
+COMPOSE_PROJECT="chess-compose-check"
+PG_STANDIN="chess-ci/postgres-standin:15"
+COMPOSE=/usr/bin/docker-compose
+DERIVED=""
+
+compose() { "$COMPOSE" -p "$COMPOSE_PROJECT" -f "$DERIVED" "$@"; }
+cgrpc() { "$GRPCURL" -plaintext -connect-timeout 2 "$@"; }
+
+# The stand-in is built again only when its files or the base change (a label records them).
+build_postgres_standin() {
+    local want have t0
+    want="$(cat "$ROOT"/deploy/postgres-standin/* | sha256sum | cut -c1-16)-$("$DOCKER" image inspect -f '{{.Id}}' "$BASE_IMAGE" | cut -c8-23)"
+    have=$("$DOCKER" image inspect -f '{{index .Config.Labels "chess.standin.source"}}' "$PG_STANDIN" 2>/dev/null || true)
+    if [[ $have == "$want" ]]; then
+        log "postgres stand-in: $PG_STANDIN is current"
+        return
+    fi
+    log "building the postgres stand-in $PG_STANDIN: Debian's postgresql-15 on $BASE_IMAGE (apt over the host network; log: $LOGS/build-postgres.log)"
+    t0=$SECONDS
+    DOCKER_BUILDKIT=0 "$DOCKER" build --force-rm --network host --label "chess.standin.source=$want" \
+        --build-arg BASE="$BASE_IMAGE" -t "$PG_STANDIN" "$ROOT/deploy/postgres-standin" \
+        >"$LOGS/build-postgres.log" 2>&1 || {
+        tail -30 "$LOGS/build-postgres.log"
+        die "building the postgres stand-in failed (log: $LOGS/build-postgres.log)"
+    }
+    log "postgres stand-in built in $((SECONDS - t0)) s"
+}
+
+derive_compose() { # out server-image port metrics-port pg-port
+    local py="$ROOT/.ci/venv/bin/python"
+    [[ -x $py ]] || py=python3
+    "$py" - "$ROOT/deploy/compose.yaml" "$@" "$PG_STANDIN" <<'PY'
+import sys, yaml
+src, out, server_image, port, mport, pgport, pg_image = sys.argv[1:8]
+c = yaml.safe_load(open(src))
+services = c["services"]
+c["services"] = {name: services[name] for name in ("postgres", "chess-server")}
+for s in c["services"].values():
+    s.pop("ports", None)
+    s["network_mode"] = "host"
+pg = c["services"]["postgres"]
+assert "command" not in pg, "the postgres service sets a command: map it here"
+pg["image"] = pg_image
+pg["environment"]["PGPORT"] = pgport
+pg["command"] = ["postgres", "-c", "listen_addresses=127.0.0.1"]
+srv = c["services"]["chess-server"]
+assert "build" in srv, "the chess-server service has no build section"
+srv.pop("build")
+srv["image"] = server_image
+env = srv["environment"]
+url = env["CHESS_DATABASE_URL"]
+assert "@postgres:5432/" in url, url
+env["CHESS_DATABASE_URL"] = url.replace("@postgres:5432/", f"@127.0.0.1:{pgport}/")
+env["CHESS_LISTEN"] = f"127.0.0.1:{port}"
+env["CHESS_METRICS_LISTEN"] = f"127.0.0.1:{mport}"
+used = {v.split(":")[0] for s in c["services"].values() for v in s.get("volumes", [])}
+c["volumes"] = {k: v for k, v in (c.get("volumes") or {}).items() if k in used}
+yaml.safe_dump(c, open(out, "w"), sort_keys=False)
+PY
+}
+
+# GET /metrics of the compose server: the samples asked for, as NAME{LABELS} VALUE lines.
+compose_metrics() { # port name...
+    python3 - "$@" <<'PY'
+import sys, urllib.request
+port, names = sys.argv[1], sys.argv[2:]
+text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+for line in text.splitlines():
+    if not line.startswith("#") and line.split("{")[0].split(" ")[0] in names:
+        print(line)
+PY
+}
+
+compose_wait() { # what predicate-command...: up to 60 s
+    local what=$1 i
+    shift
+    for ((i = 0; i < 600; i++)); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.1
+    done
+    compose logs --tail 20 >&2 || true
+    die "compose: $what within 60 s"
+}
+
+serving_on() { [[ $(cgrpc -d '{"service": "chess.v1.ChessService"}' "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null) == *'"SERVING"'* ]]; }
+not_serving_on() { [[ $(cgrpc -d '{"service": "chess.v1.ChessService"}' "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null) == *'"NOT_SERVING"'* ]]; }
+metric_is() { compose_metrics "$1" "$2" | grep -qx "$2 $3"; }
+
+compose_checks() {
+    local image=$1 port mport pgport out id code t0 moves
+    [[ -x $COMPOSE ]] || die "no $COMPOSE (Debian's docker-compose): install_packages installs it"
+    build_postgres_standin
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$STATE/compose"
+    DERIVED="$STATE/compose/compose.yaml"
+    derive_compose "$DERIVED" "$image" "$port" "$mport" "$pgport" || die "could not derive a compose file from deploy/compose.yaml"
+    compose config -q || die "docker-compose rejects the derived file $DERIVED"
+    compose down -v >/dev/null 2>&1 || true
+    log "compose: $COMPOSE -p $COMPOSE_PROJECT -f $DERIVED up -d chess-server (postgres first: depends_on service_healthy)"
+    t0=$(now_ms)
+    compose up -d --no-build chess-server >"$LOGS/compose-up.log" 2>&1 || {
+        cat "$LOGS/compose-up.log"
+        compose logs --tail 30 || true
+        die "docker-compose up failed"
+    }
+    compose_wait "chess-server SERVING on 127.0.0.1:$port" serving_on "$port"
+    log "compose: chess-server SERVING $(($(now_ms) - t0)) ms after 'up' (postgres initialized and healthy first)"
+
+    out=$(cgrpc -d '{"game_id": "compose-check"}' "127.0.0.1:$port" chess.v1.ChessService/NewGame) || die "NewGame on the compose server failed"
+    [[ $(json 'd["game"]["gameId"]' <<<"$out") == compose-check ]] || die "NewGame answered $out"
+    for mv in e4 e5; do
+        cgrpc -d "{\"game_id\": \"compose-check\", \"move\": \"$mv\"}" "127.0.0.1:$port" chess.v1.ChessService/Play >/dev/null ||
+            die "Play $mv on the compose server failed"
+    done
+    out=$(compose_metrics "$mport" chess_build_info chess_serving chess_store_available chess_games_created_total)
+    log "compose: /metrics says: $(tr '\n' ';' <<<"$out")"
+    grep -q '^chess_build_info{.*store="postgres".*} 1$' <<<"$out" || die "chess_build_info does not name the postgres store: $out"
+    grep -qx 'chess_serving 1' <<<"$out" && grep -qx 'chess_store_available 1' <<<"$out" &&
+        grep -qx 'chess_games_created_total 1' <<<"$out" || die "unexpected metrics: $out"
+
+    # The database away: NOT_SERVING and chess_store_available 0 (what ChessDatabaseUnavailable
+    # reads), then back by itself once postgres is.
+    compose stop postgres >/dev/null 2>&1 || die "docker-compose stop postgres failed"
+    compose_wait "NOT_SERVING while postgres is stopped" not_serving_on "$port"
+    compose_wait "chess_store_available 0 while postgres is stopped" metric_is "$mport" chess_store_available 0
+    log "compose: postgres stopped: health NOT_SERVING, chess_store_available 0"
+    compose start postgres >/dev/null 2>&1 || die "docker-compose start postgres failed"
+    compose_wait "SERVING again once postgres is back" serving_on "$port"
+    compose_wait "chess_store_available 1 again" metric_is "$mport" chess_store_available 1
+    log "compose: postgres started again: SERVING, chess_store_available 1"
+
+    # A new server container on the same database has the game.
+    compose restart chess-server >/dev/null 2>&1 || die "docker-compose restart chess-server failed"
+    compose_wait "chess-server SERVING after its restart" serving_on "$port"
+    moves=$(cgrpc -d '{"game_id": "compose-check"}' "127.0.0.1:$port" chess.v1.ChessService/GetGame |
+        json '" ".join(d["game"].get("moves", []))')
+    [[ $moves == "e2e4 e7e5" ]] || die "after docker-compose restart chess-server the game has '$moves', want e2e4 e7e5"
+    log "compose: restart of chess-server: the game is in the database (e2e4 e7e5)"
+
+    id=$(compose ps -q chess-server)
+    compose stop chess-server >/dev/null 2>&1 || die "docker-compose stop chess-server failed"
+    code=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$id")
+    [[ $code == 0 ]] || die "docker-compose stop chess-server: exit code $code, not 0"
+    "$DOCKER" logs "$id" 2>&1 | grep -q 'store flushed; bye' || die "the compose server exited 0 but never logged 'store flushed; bye'"
+    log "compose: docker-compose stop chess-server: exit code 0, 'store flushed; bye'"
+    compose down -v >/dev/null 2>&1 || die "docker-compose down -v failed"
+    RESULTS+=("compose (deploy/compose.yaml's chess-server + postgres, host network, postgres stand-in): up, NewGame/Play, metrics store=postgres, database stop/start -> NOT_SERVING/SERVING, restart keeps the game, stop exits 0")
+}
+
 # ------------------------------------------------------------------------- the full build (way 1)
 full_build() {
     if ! "$DOCKER" image inspect "$RUST_IMAGE" >/dev/null 2>&1; then
@@ -672,6 +850,7 @@ main() {
     build_image
     RESULTS=()
     run_checks "$IMAGE" "runtime (CI)"
+    compose_checks "$IMAGE"
     full_build
     echo
     banner "image stage: all checks passed in $((SECONDS - t0)) s" \

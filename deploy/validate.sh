@@ -226,6 +226,9 @@ main() {
     echo "== deploy/Dockerfile: hadolint (lint; deploy/image_check.sh builds and runs it)"
     "$HADOLINT" "$ROOT/deploy/Dockerfile" || die "hadolint found problems in deploy/Dockerfile"
     echo "-- no findings"
+    echo "== deploy/postgres-standin/Dockerfile: hadolint (the image stage's stand-in for postgres:15)"
+    "$HADOLINT" "$ROOT/deploy/postgres-standin/Dockerfile" || die "hadolint found problems in deploy/postgres-standin/Dockerfile"
+    echo "-- no findings"
     echo "deploy/validate.sh: all manifests valid for Kubernetes $K8S_VERSION"
 }
 
