@@ -2,7 +2,8 @@
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
 //! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
 //! AddTime), the limits that keep a game from being jammed, and operations (connections,
-//! load shedding, perft's time limit, metrics, traces).
+//! load shedding, perft's time limit, metrics, traces), and the documentation's error and
+//! configuration tables against the code.
 
 mod common;
 
@@ -13,6 +14,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 mod calls;
 #[path = "service/catalog.rs"]
 mod catalog;
+#[path = "service/config_docs.rs"]
+mod config_docs;
 #[path = "service/contract.rs"]
 mod contract;
 #[path = "service/import.rs"]
