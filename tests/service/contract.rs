@@ -2,7 +2,7 @@
 //! `expected_version` (an exact retry answers success and applies nothing twice, anything
 //! else answers VERSION_MISMATCH with the versions), the light view keeps its size as the
 //! game grows, and every error reason is a value of the proto's `ErrorReason`, each
-//! documented in the README's error table.
+//! documented in the error table of docs/api.md.
 
 use chess_service::pb;
 use tonic::Code;
@@ -364,10 +364,10 @@ fn proto_reasons() -> Vec<String> {
 }
 
 #[test]
-fn every_error_reason_is_in_the_enum_and_the_readme() {
+fn every_error_reason_is_in_the_enum_and_the_api_docs() {
     let reasons = proto_reasons();
     assert!(reasons.len() > 40, "parsed {reasons:?}");
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/api.md");
     // The error table's rows: a gRPC code, then the reasons in backticks.
     let table: Vec<&str> = readme
         .lines()
@@ -389,7 +389,7 @@ fn every_error_reason_is_in_the_enum_and_the_readme() {
         );
         assert!(
             table.iter().any(|row| row.contains(&format!("`{reason}`"))),
-            "the README's error table has no row for {reason}"
+            "the error table of docs/api.md has no row for {reason}"
         );
     }
     // And the other way: every reason the table names is a value of the enum.
@@ -398,7 +398,7 @@ fn every_error_reason_is_in_the_enum_and_the_readme() {
         for name in reason_cell.split('`').skip(1).step_by(2) {
             assert!(
                 reasons.iter().any(|r| r == name),
-                "the README names {name}, which ErrorReason lacks"
+                "docs/api.md's error table names {name}, which ErrorReason lacks"
             );
         }
     }
