@@ -6,8 +6,8 @@
 #     cargo build --release && CI_ONLY=tools bash .ci/run && deploy/image_check.sh
 #
 # As root, on a Debian machine with no Docker engine running and no image registry reachable:
-#   1. installs Debian's docker.io (dockerd 20.10), debootstrap and docker-compose (1.29) with apt
-#      when they are missing;
+#   1. installs Debian's docker.io (dockerd 20.10), debootstrap, docker-compose (1.29) and
+#      prometheus (2.42) with apt when they are missing;
 #   2. starts its OWN dockerd (--bridge=none --iptables=false: no bridge, no firewall rules), whose
 #      data-root, exec-root, pidfile and socket all live in a git-ignored folder (.ci/docker/), and
 #      stops it on every exit (success, failure, timeout); `/usr/bin/docker` talks to it through
@@ -30,7 +30,10 @@
 #      see compose_checks for exactly what changes), and checks: postgres healthy before the
 #      server starts, SERVING, NewGame and Play, /metrics with store="postgres", the database
 #      stopped (NOT_SERVING, chess_store_available 0) and started again (SERVING), a restarted
-#      server container has the game, `docker-compose stop` exits 0 after flushing;
+#      server container has the game, `docker-compose stop` exits 0 after flushing; and Debian's
+#      Prometheus on the host, with the compose file's prometheus.yml (target rewritten) and
+#      alerts.yaml, scrapes that server: every rule healthy, every dashboard query evaluates, and
+#      ChessDatabaseUnavailable and ChessNotServing go pending while postgres is stopped;
 #   7. reports the image size and the start-to-SERVING times;
 #   8. runs the full two-stage build (way 1 of the Dockerfile) only if a Rust builder image
 #      ($RUST_IMAGE) is already in the engine, and says loudly that it skipped it otherwise.
@@ -90,6 +93,7 @@ cleanup() {
             timeout 5 "$DOCKER" rm -f "$c" >/dev/null 2>&1
         done
         timeout 5 "$DOCKER" volume rm -f "$VOLUME" >/dev/null 2>&1
+        stop_prometheus
         if [[ -n $DERIVED && -f $DERIVED ]]; then
             timeout 30 "$COMPOSE" -p "$COMPOSE_PROJECT" -f "$DERIVED" down -v >/dev/null 2>&1
         fi
@@ -162,13 +166,15 @@ install_packages() {
     [[ -x $DOCKERD && -x $DOCKER ]] || need+=(docker.io)
     [[ -x /usr/sbin/debootstrap ]] || need+=(debootstrap)
     [[ -x /usr/bin/docker-compose ]] || need+=(docker-compose)
+    [[ -x /usr/bin/prometheus ]] || need+=(prometheus)
     if ((${#need[@]} == 0)); then
-        log "docker.io, debootstrap and docker-compose are installed"
+        log "docker.io, debootstrap, docker-compose and prometheus are installed"
         return 0
     fi
     [[ $(id -u) == 0 ]] || die "installing ${need[*]} needs root"
-    # docker.io's postinst would start the system's own dockerd where no policy forbids it: forbid
-    # it for the install (the standard policy-rc.d "101: not allowed"). We start our own.
+    # docker.io's postinst would start the system's own dockerd (and prometheus's its service)
+    # where no policy forbids it: forbid it for the install (the standard policy-rc.d "101: not
+    # allowed"). We start our own.
     if [[ ! -e /usr/sbin/policy-rc.d ]]; then
         printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
         chmod 0755 /usr/sbin/policy-rc.d
@@ -190,8 +196,8 @@ install_packages() {
         rm -f /usr/sbin/policy-rc.d
         POLICY_RC_D_OURS=0
     fi
-    [[ -x $DOCKERD && -x $DOCKER && -x /usr/sbin/debootstrap && -x /usr/bin/docker-compose ]] ||
-        die "docker.io/debootstrap/docker-compose installed, but $DOCKERD, $DOCKER, debootstrap or docker-compose is missing"
+    [[ -x $DOCKERD && -x $DOCKER && -x /usr/sbin/debootstrap && -x /usr/bin/docker-compose && -x /usr/bin/prometheus ]] ||
+        die "${need[*]} installed, but $DOCKERD, $DOCKER, debootstrap, docker-compose or prometheus is missing"
 }
 
 # ------------------------------------------------------------------------------------- engine
@@ -754,6 +760,124 @@ serving_on() { [[ $(cgrpc -d '{"service": "chess.v1.ChessService"}' "127.0.0.1:$
 not_serving_on() { [[ $(cgrpc -d '{"service": "chess.v1.ChessService"}' "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null) == *'"NOT_SERVING"'* ]]; }
 metric_is() { compose_metrics "$1" "$2" | grep -qx "$2 $3"; }
 
+# ------------------------------------------------- a real Prometheus on the compose server
+# Debian's prometheus (2.42, the package `monitoring` installs promtool from), on the host, with
+# the compose file's prometheus.yml (its one target rewritten to the server's loopback metrics
+# port, 1 s intervals) and alerts.yaml: it must scrape the server, load every rule healthy,
+# evaluate every query of the dashboard without an error, and put the database alerts pending
+# while postgres is stopped (compose_checks stops it).
+PROMETHEUS=/usr/bin/prometheus
+PROM_PID=""
+
+start_prometheus() { # metrics-port
+    local mport=$1 dir="$STATE/prometheus" py="$ROOT/.ci/venv/bin/python"
+    [[ -x $py ]] || py=python3
+    [[ -x $PROMETHEUS ]] || die "no $PROMETHEUS (Debian's prometheus): install_packages installs it"
+    rm -rf "$dir"
+    mkdir -p "$dir/data"
+    PROM_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cp "$ROOT/deploy/monitoring/alerts.yaml" "$dir/alerts.yaml"
+    "$py" - "$ROOT/deploy/monitoring/prometheus.yml" "$dir/prometheus.yml" "127.0.0.1:$mport" <<'PY'
+import sys, yaml
+src, out, target = sys.argv[1:4]
+c = yaml.safe_load(open(src))
+c["global"]["scrape_interval"] = "1s"
+c["global"]["evaluation_interval"] = "1s"
+(job,) = [j for j in c["scrape_configs"] if j["job_name"] == "chess-server"]
+assert job["static_configs"] == [{"targets": ["chess-server:9090"]}], job
+job["static_configs"] = [{"targets": [target]}]
+yaml.safe_dump(c, open(out, "w"), sort_keys=False)
+PY
+    "$PROMETHEUS" --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" >"$LOGS/prometheus.log" 2>&1 </dev/null &
+    PROM_PID=$!
+    log "prometheus: $("$PROMETHEUS" --version 2>&1 | head -1 | cut -d' ' -f1-3) on 127.0.0.1:$PROM_PORT, scraping 127.0.0.1:$mport as job chess-server every 1 s (log: $LOGS/prometheus.log)"
+}
+
+stop_prometheus() {
+    if [[ -n $PROM_PID ]]; then
+        kill "$PROM_PID" 2>/dev/null || true
+        wait "$PROM_PID" 2>/dev/null || true
+        PROM_PID=""
+    fi
+}
+
+# Runs a PromQL query; prints the number of series it returned (fails on an error).
+prom_query() { # expr
+    python3 - "$PROM_PORT" "$1" <<'PY'
+import json, sys, urllib.parse, urllib.request
+port, expr = sys.argv[1], sys.argv[2]
+url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+try:
+    answer = json.load(urllib.request.urlopen(url, timeout=5))
+except urllib.error.HTTPError as e:
+    answer = json.load(e)
+if answer.get("status") != "success":
+    sys.exit(f"{expr}: {answer.get('errorType')}: {answer.get('error')}")
+print(len(answer["data"]["result"]))
+PY
+}
+
+prom_has() { (($(prom_query "$1" 2>/dev/null || echo 0) > 0)); }
+# True when EXPR (a count, `or vector(0)`) is 0.
+prom_query_is_zero() {
+    python3 - "$PROM_PORT" "$1" <<'PY'
+import json, sys, urllib.parse, urllib.request
+port, expr = sys.argv[1], sys.argv[2]
+url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+result = json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]
+sys.exit(0 if result and float(result[0]["value"][1]) == 0 else 1)
+PY
+}
+
+# Every rule loaded and healthy; every dashboard query evaluates (Grafana's variables as a
+# dashboard showing all jobs and instances would send them).
+check_prometheus_kit() {
+    python3 - "$PROM_PORT" "$ROOT/deploy/monitoring/grafana-dashboard.json" <<'PY' || die "the real Prometheus disagrees with the kit"
+import json, sys, urllib.parse, urllib.request
+port, dashboard = sys.argv[1], sys.argv[2]
+def api(path, **params):
+    url = f"http://127.0.0.1:{port}/api/v1/{path}?" + urllib.parse.urlencode(params)
+    try:
+        return json.load(urllib.request.urlopen(url, timeout=5))
+    except urllib.error.HTTPError as e:
+        return json.load(e)
+rules = [r for g in api("rules")["data"]["groups"] for r in g["rules"]]
+bad = [f"{r['name']}: {r.get('lastError')}" for r in rules if r.get("health") != "ok"]
+if len(rules) < 10 or bad:
+    sys.exit(f"rules: {len(rules)} loaded, not healthy: {bad}")
+exprs = []
+def walk(v):
+    if isinstance(v, dict):
+        for t in v.get("targets", []) if isinstance(v.get("targets"), list) else []:
+            exprs.append(t["expr"])
+        for x in v.values():
+            walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+walk(json.load(open(dashboard)))
+subst = {"$__rate_interval": "1m", "$__range": "5m", "$job": ".+", "$instance": ".+"}
+empty, errors = [], []
+for e in exprs:
+    q = e
+    for k, v in subst.items():
+        q = q.replace(k, v)
+    answer = api("query", query=q)
+    if answer.get("status") != "success":
+        errors.append(f"{e}: {answer.get('error')}")
+    elif not answer["data"]["result"]:
+        empty.append(e)
+for e in errors:
+    print(f"FAIL: {e}")
+print(f"  {len(rules)} rules loaded, all healthy; {len(exprs)} dashboard queries evaluated without an error, "
+      f"{len(exprs) - len(empty)} with data")
+for e in empty:
+    print(f"    no data (yet, or not on this store): {e[:150]}")
+sys.exit(1 if errors else 0)
+PY
+}
+
 compose_checks() {
     local image=$1 port mport pgport out id code t0 moves
     [[ -x $COMPOSE ]] || die "no $COMPOSE (Debian's docker-compose): install_packages installs it"
@@ -774,6 +898,7 @@ compose_checks() {
         die "docker-compose up failed"
     }
     compose_wait "chess-server SERVING on 127.0.0.1:$port" serving_on "$port"
+    start_prometheus "$mport"
     log "compose: chess-server SERVING $(($(now_ms) - t0)) ms after 'up' (postgres initialized and healthy first)"
 
     out=$(cgrpc -d '{"game_id": "compose-check"}' "127.0.0.1:$port" chess.v1.ChessService/NewGame) || die "NewGame on the compose server failed"
@@ -787,6 +912,11 @@ compose_checks() {
     grep -q '^chess_build_info{.*store="postgres".*} 1$' <<<"$out" || die "chess_build_info does not name the postgres store: $out"
     grep -qx 'chess_serving 1' <<<"$out" && grep -qx 'chess_store_available 1' <<<"$out" &&
         grep -qx 'chess_games_created_total 1' <<<"$out" || die "unexpected metrics: $out"
+    compose_wait "prometheus scraping the server (up 1, a game created)" \
+        prom_has 'up{job="chess-server"} == 1 and on (instance) chess_games_created_total{job="chess-server"} == 1'
+    # A few scrapes, so that the rates over the dashboard's interval have two samples.
+    sleep 3
+    check_prometheus_kit
 
     # The database away: NOT_SERVING and chess_store_available 0 (what ChessDatabaseUnavailable
     # reads), then back by itself once postgres is.
@@ -794,9 +924,14 @@ compose_checks() {
     compose_wait "NOT_SERVING while postgres is stopped" not_serving_on "$port"
     compose_wait "chess_store_available 0 while postgres is stopped" metric_is "$mport" chess_store_available 0
     log "compose: postgres stopped: health NOT_SERVING, chess_store_available 0"
+    compose_wait "prometheus: ChessDatabaseUnavailable and ChessNotServing pending" \
+        prom_has 'count(ALERTS{alertname=~"ChessDatabaseUnavailable|ChessNotServing", alertstate="pending"}) == 2'
+    log "compose: prometheus (alerts.yaml): ChessDatabaseUnavailable and ChessNotServing pending (they fire after their for:)"
     compose start postgres >/dev/null 2>&1 || die "docker-compose start postgres failed"
     compose_wait "SERVING again once postgres is back" serving_on "$port"
     compose_wait "chess_store_available 1 again" metric_is "$mport" chess_store_available 1
+    compose_wait "prometheus: no chess alert left once postgres is back" \
+        prom_query_is_zero 'count(ALERTS{alertname=~"Chess.+"}) or vector(0)'
     log "compose: postgres started again: SERVING, chess_store_available 1"
 
     # A new server container on the same database has the game.
@@ -814,7 +949,9 @@ compose_checks() {
     "$DOCKER" logs "$id" 2>&1 | grep -q 'store flushed; bye' || die "the compose server exited 0 but never logged 'store flushed; bye'"
     log "compose: docker-compose stop chess-server: exit code 0, 'store flushed; bye'"
     compose down -v >/dev/null 2>&1 || die "docker-compose down -v failed"
+    stop_prometheus
     RESULTS+=("compose (deploy/compose.yaml's chess-server + postgres, host network, postgres stand-in): up, NewGame/Play, metrics store=postgres, database stop/start -> NOT_SERVING/SERVING, restart keeps the game, stop exits 0")
+    RESULTS+=("  a real Prometheus ($($PROMETHEUS --version 2>&1 | head -1 | cut -d' ' -f3)) with prometheus.yml and alerts.yaml on it: every rule healthy, every dashboard query evaluates, the database alerts pending while postgres was stopped")
 }
 
 # ------------------------------------------------------------------------- the full build (way 1)
