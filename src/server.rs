@@ -12,19 +12,21 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
+use tonic::transport::server::{Connected, TcpConnectInfo};
 use tonic_health::ServingStatus;
 
 use crate::pb;
 use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
 use crate::service::auth::{self, AuthLayer};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
+use crate::service::malformed::MalformedLayer;
 use crate::service::metrics::{self, MetricsLayer};
 use crate::service::shed::{InFlight, ShedLayer};
 use crate::service::{ChessService, PerftLimits};
 use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};
 
 pub mod accept;
+mod log_flood;
 mod metrics_endpoint;
 mod ops;
 mod security;
@@ -91,6 +93,11 @@ pub struct Config {
     /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED (0 turns Perft off).
     #[arg(long, env = "CHESS_PERFT_MAX_CONCURRENT", default_value_t = 2)]
     pub perft_max_concurrent: usize,
+    /// Perfts one caller may have computing at once: per token, or per connection on a
+    /// server without tokens; more are refused with RESOURCE_EXHAUSTED, so that one
+    /// caller cannot hold every perft slot (0: no bound per caller).
+    #[arg(long, env = "CHESS_PERFT_MAX_PER_CALLER", default_value_t = 1)]
+    pub perft_max_per_caller: usize,
     /// LegalMoves-by-FEN answers kept for repeated FENs (about 1-2 KB each; 0 turns the
     /// cache off).
     #[arg(long, env = "CHESS_FEN_CACHE_ENTRIES", default_value_t = 4096)]
@@ -190,6 +197,7 @@ pub fn init_logging(format: LogFormat, otlp_endpoint: Option<&str>) -> Option<tr
     });
     let result = tracing_subscriber::registry()
         .with(otel)
+        .with(log_flood::HttpWarnings::default())
         .with(filter)
         .with(text)
         .with(json)
@@ -295,6 +303,7 @@ pub async fn serve(
     let limits = PerftLimits {
         max_depth: config.perft_max_depth,
         max_concurrent: config.perft_max_concurrent,
+        max_per_caller: config.perft_max_per_caller,
         max_duration: config.ops.perft_max_duration(),
     };
     let cpu_threads = crate::rules::perft::available_threads();
@@ -367,6 +376,7 @@ pub async fn serve(
         .transpose()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
 
+    let http_warnings = log_flood::report_left_out();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     // Outermost first: metrics see every call (refused ones too), load shedding comes
     // before the token check (a shed call costs nothing).
@@ -375,6 +385,7 @@ pub async fn serve(
         .http2_keepalive_interval(config.ops.keepalive_interval())
         .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
         .layer(MetricsLayer)
+        .layer(MalformedLayer)
         .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))
         .add_service(health_service)
@@ -414,10 +425,20 @@ pub async fn serve(
             let service = tonic_health::pb::health_server::HealthServer::new(
                 tonic_health::server::HealthService::from_health_reporter(health.clone()),
             );
+            // The main port's accept loop, with its own small bound: silent sockets
+            // cannot take every descriptor of the process, nor keep a probe out.
+            let limits = accept::Limits {
+                max_connections: config.security.health_max_connections,
+                flag: "--health-max-connections",
+                ..accept_limits
+            };
+            let open = Arc::new(AtomicUsize::new(0));
+            let incoming =
+                accept::incoming(listener, limits, open, |tcp| std::future::ready(Ok(tcp)));
             let task = tokio::spawn(
                 tonic::transport::Server::builder()
                     .add_service(service)
-                    .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true))),
+                    .serve_with_incoming(incoming),
             );
             tracing::info!(address = %addr, "plaintext health service on {addr}");
             Some(task)
@@ -514,6 +535,7 @@ pub async fn serve(
         );
     }
     server.abort();
+    http_warnings.abort();
     if let Some(health_server) = health_server {
         health_server.abort();
     }

@@ -19,6 +19,8 @@ mod catalog;
 mod config_docs;
 #[path = "service/contract.rs"]
 mod contract;
+#[path = "service/hostile.rs"]
+mod hostile;
 #[path = "service/import.rs"]
 mod import;
 #[path = "service/lifecycle.rs"]

@@ -18,6 +18,7 @@
 //! The tags are kept sorted by name (byte order): the order the export writes the
 //! caller's other tags in, the same in every build.
 
+use crate::rules::clip::clipped;
 use std::collections::BTreeMap;
 
 /// The tags the server sets itself; a caller may not set them (in any case spelling).
@@ -128,7 +129,7 @@ fn value_problem(p: ValueProblem) -> String {
 }
 
 impl TagError {
-    /// The tag at fault, as the caller spelled it.
+    /// The tag at fault, as the caller spelled it (clipped, see [`clip`](crate::rules::clip)).
     pub fn tag(&self) -> &str {
         match self {
             TagError::TooMany { first_extra, .. } => first_extra,
@@ -143,7 +144,7 @@ impl TagError {
 fn check_name(name: &str) -> Result<(), TagError> {
     let bad = |problem| {
         Err(TagError::BadName {
-            name: name.to_string(),
+            name: clipped(name),
             problem,
         })
     };
@@ -161,7 +162,7 @@ fn check_name(name: &str) -> Result<(), TagError> {
     }
     if is_server_tag(name) {
         return Err(TagError::ServerOwned {
-            name: name.to_string(),
+            name: clipped(name),
         });
     }
     Ok(())
@@ -176,7 +177,7 @@ pub fn is_server_tag(name: &str) -> bool {
 fn check_value(name: &str, value: &str) -> Result<(), TagError> {
     let bad = |problem| {
         Err(TagError::BadValue {
-            name: name.to_string(),
+            name: clipped(name),
             problem,
         })
     };
@@ -213,12 +214,14 @@ impl Tags {
             check_name(&name)?;
             check_value(&name, &value)?;
             if map.contains_key(&name) {
-                return Err(TagError::Duplicate { name });
+                return Err(TagError::Duplicate {
+                    name: clipped(&name),
+                });
             }
             if map.len() == MAX_TAGS {
                 return Err(TagError::TooMany {
                     count: map.len() + 1,
-                    first_extra: name,
+                    first_extra: clipped(&name),
                 });
             }
             map.insert(name, value);

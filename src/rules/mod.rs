@@ -36,6 +36,7 @@ pub mod attacks;
 pub mod bitboard;
 mod by_color;
 pub mod chess960;
+pub mod clip;
 pub mod fen;
 pub mod game;
 pub mod illegal;

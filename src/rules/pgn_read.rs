@@ -31,6 +31,7 @@
 //! The result is the movetext's termination marker when there is one, else the `[Result]`
 //! tag's value, else `*`. Of a tag given twice, the first counts.
 
+use super::clip::clip;
 use super::fen::FenError;
 use super::game::{Game, PlayError};
 use super::moves::Move;
@@ -126,7 +127,8 @@ pub enum PgnError {
     },
     /// A mainline move that is not legal in its position.
     #[error(
-        "illegal move '{token}' at ply {ply} (move {move_number}, line {line}, column {column}): {reason}"
+        "illegal move '{}' at ply {ply} (move {move_number}, line {line}, column {column}): {reason}",
+        clip(.token)
     )]
     IllegalMove {
         /// Plies played before it (0: the game's first move).
@@ -144,7 +146,8 @@ pub enum PgnError {
     },
     /// A mainline move that fits more than one legal move.
     #[error(
-        "ambiguous move '{token}' at ply {ply} (move {move_number}, line {line}, column {column}): it could be {}",
+        "ambiguous move '{}' at ply {ply} (move {move_number}, line {line}, column {column}): it could be {}",
+        clip(.token),
         candidates.join(" or ")
     )]
     AmbiguousMove {
@@ -479,7 +482,11 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
             Some((p, _)) => {
                 return Err(PgnError::syntax(
                     p,
-                    format!("the tag {name} needs a quoted value: [{name} \"value\"]"),
+                    format!(
+                        "the tag {} needs a quoted value: [{} \"value\"]",
+                        clip(&name),
+                        clip(&name)
+                    ),
                 ));
             }
             None => return Err(PgnError::syntax(at, "this '[' opens a tag that never ends")),
@@ -489,7 +496,7 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
             Some((p, _)) => {
                 return Err(PgnError::syntax(
                     p,
-                    format!("the tag {name} ends here with ']'"),
+                    format!("the tag {} ends here with ']'", clip(&name)),
                 ));
             }
             None => return Err(PgnError::syntax(at, "this '[' opens a tag that never ends")),
@@ -511,7 +518,8 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
             PgnError::syntax(
                 at,
                 format!(
-                    "[Variant \"{v}\"] is not played here: only standard chess and Chess960 (\"Chess960\", \"Fischerandom\", \"chess 960\")"
+                    "[Variant \"{}\"] is not played here: only standard chess and Chess960 (\"Chess960\", \"Fischerandom\", \"chess 960\")",
+                    clip(v)
                 ),
             )
         })?,
@@ -685,7 +693,10 @@ fn play_word(game: &mut Game, moves: &mut Vec<Move>, word: &str, at: Pos) -> Res
             e => PgnError::Syntax {
                 line: at.line,
                 column,
-                why: format!("'{rest}' is not a move, a move number or a result: {e}"),
+                why: format!(
+                    "'{}' is not a move, a move number or a result: {e}",
+                    clip(&rest)
+                ),
             },
         }),
     }

@@ -10,7 +10,10 @@
 //!
 //! - `--max-connections`: a connection beyond the bound is accepted and closed at once
 //!   (the client sees the connection reset and can try another instance at once, where
-//!   leaving it in the kernel's queue would make it wait for its deadline).
+//!   leaving it in the kernel's queue would make it wait for its deadline). Unless a
+//!   connection has not started HTTP/2 yet: then the oldest such one is closed to make
+//!   room, so that sockets that never speak cannot keep a well-behaved client (a health
+//!   probe) out until their handshake timeout.
 //! - `--handshake-timeout-secs`: the TLS handshake (when TLS is on) and the 24 bytes of
 //!   the HTTP/2 connection preface must arrive within it, or the connection is closed;
 //!   a connection that sends something other than the preface is closed too.
@@ -22,7 +25,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -52,6 +55,8 @@ const QUEUE: usize = 64;
 pub struct Limits {
     /// Connections open at once (0: no bound).
     pub max_connections: usize,
+    /// The flag that sets `max_connections`, for log lines.
+    pub flag: &'static str,
     /// The longest a connection may take to start HTTP/2 (and its TLS handshake).
     pub handshake_timeout: Duration,
 }
@@ -97,6 +102,8 @@ where
     };
     tokio::spawn(async move {
         let full_log = Every::new(LOG_EVERY);
+        let evict_log = Every::new(LOG_EVERY);
+        let mut starting = Starting::default();
         let exhausted_log = Every::new(LOG_EVERY);
         let mut backoff = Duration::ZERO;
         loop {
@@ -133,14 +140,25 @@ where
                     continue;
                 }
             };
-            if open.load(Ordering::Acquire) >= max {
+            if open.load(Ordering::Acquire) >= max && starting.evict_oldest() {
+                metrics::connection_refused(ConnectionRefusal::MaxConnections);
+                if let Some(held_back) = evict_log.check() {
+                    tracing::warn!(
+                        max_connections = max,
+                        evicted_since_last_line = held_back,
+                        "{max} connections are open, the most {} allows: closing the oldest that has not started HTTP/2 to make room",
+                        limits.flag
+                    );
+                }
+            } else if open.load(Ordering::Acquire) >= max {
                 drop(stream);
                 metrics::connection_refused(ConnectionRefusal::MaxConnections);
                 if let Some(held_back) = full_log.check() {
                     tracing::warn!(
                         max_connections = max,
                         refused_since_last_line = held_back,
-                        "refusing connections: {max} are open, the most --max-connections allows"
+                        "refusing connections: {max} are open, the most {} allows",
+                        limits.flag
                     );
                 }
                 continue;
@@ -152,14 +170,22 @@ where
             let _ = stream.set_nodelay(true);
             let tx = tx.clone();
             let handshake = handshake.clone();
+            let (evict, started_flag) = starting.add();
             tokio::spawn(async move {
-                let started = tokio::time::timeout(limits.handshake_timeout, async {
+                let handshake = tokio::time::timeout(limits.handshake_timeout, async {
                     let mut io = (*handshake)(stream).await?;
                     let mut preface = [0u8; PREFACE.len()];
                     io.read_exact(&mut preface).await?;
                     Ok::<_, io::Error>((io, preface))
-                })
-                .await;
+                });
+                let started = tokio::select! {
+                    started = handshake => started,
+                    () = evict.notified() => {
+                        tracing::debug!(%peer, "closed a connection that had not started HTTP/2, to make room");
+                        return;
+                    }
+                };
+                started_flag.store(true, Ordering::Release);
                 match started {
                     Ok(Ok((io, preface))) if &preface == PREFACE => {
                         let conn = Conn {
@@ -190,6 +216,46 @@ where
         }
     });
     ReceiverStream::new(rx)
+}
+
+/// The connections still in their handshake, oldest first: each with the signal that
+/// closes it and a flag raised when its handshake ends (either way).
+#[derive(Default)]
+struct Starting(std::collections::VecDeque<(Arc<tokio::sync::Notify>, Arc<AtomicBool>)>);
+
+impl Starting {
+    /// Tracks a new connection; its close signal and its handshake-ended flag.
+    fn add(&mut self) -> (Arc<tokio::sync::Notify>, Arc<AtomicBool>) {
+        // Forget the ones done, so the queue is only as long as the handshakes running
+        // (plus the done ones behind a slow one, swept when they pile up).
+        while self
+            .0
+            .front()
+            .is_some_and(|(_, done)| done.load(Ordering::Acquire))
+        {
+            self.0.pop_front();
+        }
+        if self.0.len() > 1024 {
+            self.0.retain(|(_, done)| !done.load(Ordering::Acquire));
+        }
+        let entry = (
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(AtomicBool::new(false)),
+        );
+        self.0.push_back(entry.clone());
+        entry
+    }
+
+    /// Closes the oldest connection still in its handshake; false if there is none.
+    fn evict_oldest(&mut self) -> bool {
+        while let Some((close, done)) = self.0.pop_front() {
+            if !done.load(Ordering::Acquire) {
+                close.notify_one();
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// A connection that has sent its HTTP/2 preface: the preface is read again first (the

@@ -66,6 +66,7 @@ impl OpsConfig {
     pub fn accept_limits(&self) -> Limits {
         Limits {
             max_connections: self.max_connections,
+            flag: "--max-connections",
             handshake_timeout: Duration::from_secs(self.handshake_timeout_secs.min(MAX_SECONDS)),
         }
     }

@@ -39,6 +39,12 @@ pub struct SecurityConfig {
     /// (for Kubernetes gRPC probes, which cannot speak TLS).
     #[arg(long, env = "CHESS_HEALTH_LISTEN", value_name = "ADDR")]
     pub health_listen: Option<String>,
+    /// Connections the health port keeps open at once; beyond it, the oldest that has
+    /// not started HTTP/2 is closed to make room, else the new one is closed at once.
+    /// The health port also has the main port's handshake timeout and descriptor
+    /// back-off.
+    #[arg(long, env = "CHESS_HEALTH_MAX_CONNECTIONS", default_value_t = 64)]
+    pub health_max_connections: usize,
     /// Calls per second each caller (token NAME) may make; more are refused with
     /// RESOURCE_EXHAUSTED, reason RATE_LIMITED. Unlimited when not set.
     #[arg(long, env = "CHESS_RATE_LIMIT_PER_TOKEN", value_name = "N")]

@@ -12,6 +12,7 @@ use tonic::{Request, Response};
 use tracing::Instrument as _;
 
 use super::log_text::Clean;
+use super::refusal_log;
 use super::{ChessService, ServiceError};
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
@@ -86,9 +87,14 @@ impl CallGuard {
             tracing::Level::ERROR => tracing::enabled!(tracing::Level::ERROR),
             _ => tracing::enabled!(tracing::Level::INFO),
         };
-        if !logged {
+        // Refusals: at most a few lines a second per reason (see `refusal_log`).
+        let left_out = match result {
+            Err(e) if logged => refusal_log::admit(e.error_reason()),
+            _ => Some(0),
+        };
+        let Some(left_out) = left_out.filter(|_| logged) else {
             return;
-        }
+        };
         let latency_us = self.start.elapsed().as_micros() as u64;
         self.span
             .record("code", tracing::field::display(code_name(code)));
@@ -96,10 +102,18 @@ impl CallGuard {
         match result {
             Ok(()) => tracing::debug!("ok"),
             // Messages quote what the caller sent (ids, move text): escaped, bounded.
-            Err(e) if level == tracing::Level::ERROR => {
-                tracing::error!(reason = e.reason(), "{}", Clean::new(&e.to_string(), 512))
-            }
-            Err(e) => tracing::info!(reason = e.reason(), "{}", Clean::new(&e.to_string(), 512)),
+            Err(e) if level == tracing::Level::ERROR => tracing::error!(
+                reason = e.reason(),
+                left_out_since_last_line = left_out,
+                "{}",
+                Clean::new(&e.to_string(), 512)
+            ),
+            Err(e) => tracing::info!(
+                reason = e.reason(),
+                left_out_since_last_line = left_out,
+                "{}",
+                Clean::new(&e.to_string(), 512)
+            ),
         }
     }
 }

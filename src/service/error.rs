@@ -8,6 +8,7 @@ use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::lifecycle::{Refusal, Status, TimeControlError};
+use crate::rules::clip::{clip_to, clipped};
 use crate::rules::{Color, FenError, MoveTextError, PgnError, SanError};
 use crate::service::auth::{RateLimited, Role};
 use crate::store::StoreError;
@@ -458,6 +459,37 @@ pub enum ServiceError {
         .0.retry_after.as_millis().max(1)
     )]
     RateLimited(RateLimited),
+    /// The request's bytes are not the method's request message (tonic's decoder refused
+    /// them): the caller's fault, not the server's.
+    #[error(
+        "the request is not a valid request message of this method ({problem}); send the method's request message, encoded as protobuf, in one gRPC frame"
+    )]
+    MalformedRequest {
+        /// What the decoder said (clipped).
+        problem: String,
+    },
+    /// A `grpc-encoding` this server does not decompress.
+    #[error(
+        "the request is compressed with '{encoding}', which this server does not decompress; send it uncompressed (grpc-encoding identity)"
+    )]
+    CompressionNotAccepted {
+        /// The encoding named (clipped).
+        encoding: String,
+    },
+    /// A message marked compressed without a `grpc-encoding` (INTERNAL, as the gRPC
+    /// compression spec demands).
+    #[error(
+        "protocol error: a message has its compressed flag set but the request names no grpc-encoding; send it uncompressed (flag 0)"
+    )]
+    CompressedWithoutEncoding,
+    /// The caller already has `--perft-max-per-caller` perfts computing.
+    #[error(
+        "this caller already has {max} perfts computing, the most one caller may (--perft-max-per-caller; a caller is a token, or a connection on a server without tokens); wait for one to finish"
+    )]
+    TooManyPerftsForCaller {
+        /// The server's bound per caller.
+        max: usize,
+    },
 }
 
 fn pending_offer(id: &str, by: Color, color: Color) -> String {
@@ -595,6 +627,10 @@ impl ServiceError {
             TokenMissing | TokenUnknown => Code::Unauthenticated,
             RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
             RateLimited(_) | Overloaded { .. } => Code::ResourceExhausted,
+            MalformedRequest { .. } => Code::InvalidArgument,
+            CompressionNotAccepted { .. } => Code::Unimplemented,
+            CompressedWithoutEncoding => Code::Internal,
+            TooManyPerftsForCaller { .. } => Code::ResourceExhausted,
         }
     }
 
@@ -647,7 +683,7 @@ impl ServiceError {
             InvalidChess960Position { .. } => R::InvalidChess960Position,
             DepthTooLarge { .. } => R::DepthTooLarge,
             FenRequired { .. } => R::FenRequired,
-            TooManyPerfts { .. } => R::TooManyPerfts,
+            TooManyPerfts { .. } | TooManyPerftsForCaller { .. } => R::TooManyPerfts,
             DeadlineExceeded { .. } | PerftTimeLimit { .. } => R::DeadlineExceeded,
             Cancelled => R::Cancelled,
             DataLoss(_) => R::DataLoss,
@@ -660,6 +696,8 @@ impl ServiceError {
             RoleForbids { .. } | EndingIsFinal { .. } => R::RoleForbids,
             RateLimited(_) => R::RateLimited,
             Overloaded { .. } => R::Overloaded,
+            MalformedRequest { .. } => R::MalformedRequest,
+            CompressionNotAccepted { .. } | CompressedWithoutEncoding => R::UnsupportedCompression,
         }
     }
 
@@ -679,6 +717,8 @@ impl ServiceError {
         match self {
             InvalidFen { source, .. } => put("fen_field", source.field().to_string()),
             InvalidTag(e) => put("tag", e.tag().to_string()),
+            MalformedRequest { problem } => put("problem", problem.clone()),
+            CompressionNotAccepted { encoding } => put("encoding", encoding.clone()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
                 put("status", status_name(*status).to_string());
@@ -782,6 +822,7 @@ impl ServiceError {
             Pgn(PgnError::MultipleGames { line }) => put("line", line.to_string()),
             DepthTooLarge { max, .. } => put("max_depth", max.to_string()),
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
+            TooManyPerftsForCaller { max } => put("max_perfts_per_caller", max.to_string()),
             Overloaded { limit } => put("max_in_flight", limit.to_string()),
             PerftTimeLimit { seconds } => put("perft_max_seconds", seconds.to_string()),
             DataLoss(StoreError::DataLoss { id, .. }) => put("game_id", id.clone()),
@@ -869,18 +910,31 @@ impl From<ServiceError> for tonic::Status {
     fn from(e: ServiceError) -> tonic::Status {
         super::metrics::refused(e.reason());
         let mut details = ErrorDetails::new();
-        details.set_error_info(e.reason(), DOMAIN, e.metadata());
+        // Metadata values are the caller's text or short facts: at most
+        // MAX_ECHO_BYTES each, whatever a variant holds.
+        let metadata = e.metadata().into_iter().map(|(k, v)| (k, clipped(&v)));
+        details.set_error_info(e.reason(), DOMAIN, metadata.collect::<HashMap<_, _>>());
         for (field, description) in e.field_violations() {
-            details.add_bad_request_violation(field, description);
+            details.add_bad_request_violation(field, bounded(&description));
         }
         if let ServiceError::RateLimited(limited) = &e {
             details.set_retry_info(Some(limited.retry_after));
         }
         if let Some(id) = e.game_resource() {
-            details.set_resource_info("chess.v1.Game", id, "", e.to_string());
+            details.set_resource_info("chess.v1.Game", id, "", bounded(&e.to_string()));
         }
-        tonic::Status::with_error_details(e.code(), e.to_string(), details)
+        tonic::Status::with_error_details(e.code(), bounded(&e.to_string()), details)
     }
+}
+
+/// The longest message or description an error carries, in bytes: a backstop behind
+/// the clipping of each echo (`rules::clip`), so that no error can make metadata a
+/// client refuses, whatever a message repeats.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// `text` cut at [`MAX_MESSAGE_BYTES`] (at a character boundary), saying so.
+fn bounded(text: &str) -> String {
+    clip_to(text, MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// The message of [`ServiceError::TooManyPerfts`]: a server configured with no perft slots

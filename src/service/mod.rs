@@ -14,7 +14,9 @@
 //! - [`shed`]: the server-wide limit of calls in flight (load shedding);
 //! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process);
 //! - [`proto_enums`]: the values of a `chess.v1` enum, from the descriptor set;
-//! - [`log_text`]: client-supplied text made safe for a log line.
+//! - [`log_text`]: client-supplied text made safe for a log line;
+//! - [`malformed`]: tonic's answers to undecodable requests made caller errors;
+//! - [`refusal_log`]: refusals logged at most a few lines a second per reason.
 //!
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
 //! statuses here, through one `From` each.
@@ -29,10 +31,12 @@ pub mod fen_cache;
 mod games;
 mod import;
 pub mod log_text;
+pub mod malformed;
 pub mod metrics;
 mod perft;
 mod process_stats;
 pub mod proto_enums;
+pub mod refusal_log;
 pub mod shed;
 mod start;
 pub mod trace_context;
@@ -67,6 +71,7 @@ pub struct ChessService {
     fen_cache: Arc<fen_cache::FenCache>,
     perft: PerftLimits,
     perft_slots: Arc<Semaphore>,
+    perft_callers: Arc<perft::PerftCallers>,
     in_flight: Arc<AtomicUsize>,
 }
 
@@ -89,6 +94,7 @@ impl ChessService {
             fen_cache: Arc::new(fen_cache::FenCache::new(fen_cache_entries)),
             perft,
             perft_slots: Arc::new(Semaphore::new(perft.max_concurrent)),
+            perft_callers: Arc::default(),
             in_flight: Arc::new(AtomicUsize::new(0)),
         })
     }
@@ -184,6 +190,11 @@ impl grpc::chess_service_server::ChessService for ChessService {
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
         let parent = trace_context::parent_of(&request);
+        let counted = if caller.from_token {
+            perft::PerftCaller::Token(caller.name.clone())
+        } else {
+            perft::PerftCaller::Connection(request.remote_addr())
+        };
         let req = request.into_inner();
         self.call(
             "Perft",
@@ -191,7 +202,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
             "",
             None,
             parent,
-            self.perft(req, deadline),
+            self.perft(req, deadline, counted),
         )
         .await
     }

@@ -2,8 +2,9 @@
 //! maximum depth, a number of perfts at once), runs on the blocking pool, and stops within
 //! microseconds when its deadline passes or its caller goes away.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use std::time::Duration;
 
@@ -21,6 +22,9 @@ pub struct PerftLimits {
     pub max_depth: u32,
     /// Perfts computing at once; more are refused with RESOURCE_EXHAUSTED.
     pub max_concurrent: usize,
+    /// Perfts one caller (a token, or a connection without tokens) may have computing
+    /// at once (0: no bound per caller).
+    pub max_per_caller: usize,
     /// The longest one perft may compute, whatever the caller's deadline (or none): past
     /// it the perft stops and answers DEADLINE_EXCEEDED, so that no caller holds a perft
     /// slot (and its cores) for hours.
@@ -35,6 +39,7 @@ impl ChessService {
         &self,
         req: pb::PerftRequest,
         deadline: Option<Instant>,
+        caller: PerftCaller,
     ) -> Result<pb::PerftResponse, ServiceError> {
         let variant = variant_from_pb(req.variant, "variant")?;
         if req.depth > self.perft.max_depth {
@@ -58,6 +63,13 @@ impl ChessService {
                 max: self.perft.max_concurrent,
             }
         })?;
+        // The server's slots first, then the caller's own (a full server says so).
+        let own = self
+            .perft_callers
+            .take(caller, self.perft.max_per_caller)
+            .ok_or(ServiceError::TooManyPerftsForCaller {
+                max: self.perft.max_per_caller,
+            })?;
         let threads = (req.threads as usize).min(rules::perft::available_threads());
         let stop = Arc::new(AtomicBool::new(false));
         // Dropping this future (deadline passed, caller hung up) raises the stop flag; the
@@ -66,7 +78,8 @@ impl ChessService {
         let (depth, divide) = (req.depth, req.divide);
         let flag = stop.clone();
         let mut task = tokio::task::spawn_blocking(move || {
-            let _permit = permit; // held while computing, released when the count stops
+            // Held while computing, released when the count stops.
+            let (_permit, _own) = (permit, own);
             rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
         });
         // The caller's deadline, unless the server's own limit comes first.
@@ -114,5 +127,80 @@ struct RaiseOnDrop(Arc<AtomicBool>);
 impl Drop for RaiseOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Who a perft counts against for `--perft-max-per-caller`: the token's name, or the
+/// connection (its peer address) on a server without tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PerftCaller {
+    /// A caller named by its token.
+    Token(Arc<str>),
+    /// A connection of a server without tokens (`None`: its address is unknown).
+    Connection(Option<std::net::SocketAddr>),
+}
+
+/// The perfts computing for each caller.
+#[derive(Default)]
+pub struct PerftCallers(Mutex<HashMap<PerftCaller, usize>>);
+
+impl PerftCallers {
+    /// A slot of `caller`'s own, if it has fewer than `max` perfts computing (0: no
+    /// bound); given back when the returned guard is dropped.
+    fn take(self: &Arc<Self>, caller: PerftCaller, max: usize) -> Option<CallerSlot> {
+        let mut running = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let count = running.entry(caller.clone()).or_default();
+        if max > 0 && *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(CallerSlot {
+            callers: self.clone(),
+            caller,
+        })
+    }
+}
+
+/// One perft of one caller; frees the caller's slot when dropped.
+struct CallerSlot {
+    callers: Arc<PerftCallers>,
+    caller: PerftCaller,
+}
+
+impl Drop for CallerSlot {
+    fn drop(&mut self) {
+        let mut running = self.callers.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = running.get_mut(&self.caller) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(&self.caller);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_caller_has_its_own_bound_and_gets_its_slots_back() {
+        let callers = Arc::new(PerftCallers::default());
+        let a = PerftCaller::Token(Arc::from("a"));
+        let b = PerftCaller::Token(Arc::from("b"));
+        let first = callers.take(a.clone(), 1).expect("a's first perft");
+        assert!(
+            callers.take(a.clone(), 1).is_none(),
+            "a's second is refused"
+        );
+        let _other = callers.take(b.clone(), 1).expect("b has its own slot");
+        drop(first);
+        assert!(callers.take(a.clone(), 1).is_some(), "a's slot came back");
+        assert!(
+            callers.0.lock().unwrap().get(&a).is_none(),
+            "a finished: forgotten"
+        );
+        let _x = callers.take(a.clone(), 0).expect("0: no bound");
+        let _y = callers.take(a, 0).expect("0: no bound");
     }
 }

@@ -21,5 +21,6 @@ pub mod epd;
 pub mod journal;
 pub mod metrics;
 pub mod postgres;
+pub mod raw_grpc;
 pub mod rng;
 pub mod server;

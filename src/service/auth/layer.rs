@@ -12,6 +12,7 @@ use super::methods::{Access, access};
 use super::{Caller, Quotas, TokenFileError, TokenTable};
 use crate::service::ServiceError;
 use crate::service::log_text::Clean;
+use crate::service::refusal_log;
 
 /// Longest request path written to a log line.
 const MAX_LOGGED_PATH: usize = 96;
@@ -211,13 +212,18 @@ where
                 Box::pin(ready.call(request))
             }
             Err(refused) => {
-                tracing::info!(
-                    path = %Clean::new(request.uri().path(), MAX_LOGGED_PATH),
-                    code = ?refused.code(),
-                    reason = refused.reason(),
-                    "refused: {}",
-                    Clean::new(&refused.to_string(), 512)
-                );
+                // At most a few lines a second per reason: a caller without a token
+                // must not flood the log (the metrics count every refusal).
+                if let Some(left_out) = refusal_log::admit(refused.error_reason()) {
+                    tracing::info!(
+                        path = %Clean::new(request.uri().path(), MAX_LOGGED_PATH),
+                        code = ?refused.code(),
+                        reason = refused.reason(),
+                        left_out_since_last_line = left_out,
+                        "refused: {}",
+                        Clean::new(&refused.to_string(), 512)
+                    );
+                }
                 let status = tonic::Status::from(refused);
                 Box::pin(std::future::ready(Ok(status.into_http())))
             }

@@ -66,6 +66,9 @@ pub struct Caller {
     pub name: Arc<str>,
     /// What the caller may do.
     pub role: Role,
+    /// Whether a token names the caller (else every caller of an open server shares the
+    /// name `anonymous`, and per-caller bounds apply per connection instead).
+    pub from_token: bool,
 }
 
 impl Caller {
@@ -75,6 +78,7 @@ impl Caller {
         Caller {
             name: Arc::from("anonymous"),
             role: Role::Admin,
+            from_token: false,
         }
     }
 
@@ -84,6 +88,7 @@ impl Caller {
         Caller {
             name: Arc::from("unidentified"),
             role: Role::Read,
+            from_token: false,
         }
     }
 }

@@ -99,6 +99,7 @@ impl TokenTable {
                 caller: Caller {
                     name: Arc::from(name),
                     role,
+                    from_token: true,
                 },
                 hash,
             });

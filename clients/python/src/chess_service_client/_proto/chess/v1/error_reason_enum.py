@@ -89,8 +89,8 @@ class ErrorReason(enum.IntEnum):
     #: ALREADY_EXISTS: NewGame or ImportGame with a taken `game_id` and another start,
     #: time control, tags or PGN. Metadata `game_id`.
     GAME_ALREADY_EXISTS = 30
-    #: RESOURCE_EXHAUSTED: more concurrent perfts than the server runs. Metadata
-    #: `max_concurrent_perfts`.
+    #: RESOURCE_EXHAUSTED: more concurrent perfts than the server runs, or than it runs for
+    #: one caller. Metadata `max_concurrent_perfts`, or `max_perfts_per_caller`.
     TOO_MANY_PERFTS = 31
     #: RESOURCE_EXHAUSTED: the embedded store's file system is full; the change is not
     #: acknowledged and the server stops (fail-stop).
@@ -154,3 +154,12 @@ class ErrorReason(enum.IntEnum):
     #: INVALID_ARGUMENT: ImportGame text with more than one game. Metadata `line` (where the
     #: second game starts).
     PGN_MULTIPLE_GAMES = 54
+    #: INVALID_ARGUMENT: the request's bytes are not the method's request message: not
+    #: protobuf of its type, a gRPC frame cut short, an unknown frame flag, or no message.
+    #: Metadata `problem` (what the decoder said).
+    MALFORMED_REQUEST = 55
+    #: UNIMPLEMENTED: a `grpc-encoding` this server does not decompress (it takes
+    #: `identity` only); INTERNAL (as the gRPC compression spec demands): a message marked
+    #: compressed without a `grpc-encoding`. Metadata `encoding` (clipped), and
+    #: `grpc-accept-encoding` in the answer's headers.
+    UNSUPPORTED_COMPRESSION = 56

@@ -61,6 +61,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PGN_ILLEGAL_MOVE: _ClassVar[ErrorReason]
     PGN_AMBIGUOUS_MOVE: _ClassVar[ErrorReason]
     PGN_MULTIPLE_GAMES: _ClassVar[ErrorReason]
+    MALFORMED_REQUEST: _ClassVar[ErrorReason]
+    UNSUPPORTED_COMPRESSION: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 INVALID_FEN: ErrorReason
 INVALID_MOVE_TEXT: ErrorReason
@@ -116,3 +118,5 @@ PGN_SYNTAX: ErrorReason
 PGN_ILLEGAL_MOVE: ErrorReason
 PGN_AMBIGUOUS_MOVE: ErrorReason
 PGN_MULTIPLE_GAMES: ErrorReason
+MALFORMED_REQUEST: ErrorReason
+UNSUPPORTED_COMPRESSION: ErrorReason
