@@ -812,7 +812,7 @@ impl ServiceError {
             ) => {
                 put("ply", ply.to_string());
                 put("move_number", move_number.to_string());
-                put("token", token.clone());
+                put("token", clipped(token));
                 put("line", line.to_string());
                 put("column", column.to_string());
                 if let Pgn(PgnError::AmbiguousMove { candidates, .. }) = self {
@@ -910,9 +910,13 @@ impl From<ServiceError> for tonic::Status {
     fn from(e: ServiceError) -> tonic::Status {
         super::metrics::refused(e.reason());
         let mut details = ErrorDetails::new();
-        // Metadata values are the caller's text or short facts: at most
-        // MAX_ECHO_BYTES each, whatever a variant holds.
-        let metadata = e.metadata().into_iter().map(|(k, v)| (k, clipped(&v)));
+        // Metadata values are the caller's text, clipped where the error is made
+        // (`rules::clip`), or short facts: the backstop bound leaves a clipped text (its
+        // marker included) as it is, and bounds whatever a variant holds.
+        let metadata = e
+            .metadata()
+            .into_iter()
+            .map(|(k, v)| (k, clip_to(&v, MAX_METADATA_BYTES).into_owned()));
         details.set_error_info(e.reason(), DOMAIN, metadata.collect::<HashMap<_, _>>());
         for (field, description) in e.field_violations() {
             details.add_bad_request_violation(field, bounded(&description));
@@ -931,6 +935,10 @@ impl From<ServiceError> for tonic::Status {
 /// the clipping of each echo (`rules::clip`), so that no error can make metadata a
 /// client refuses, whatever a message repeats.
 pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// The longest `ErrorInfo` metadata value, in bytes: a clipped text (at most
+/// `MAX_ECHO_BYTES` of the caller's, plus its marker) fits.
+pub const MAX_METADATA_BYTES: usize = 192;
 
 /// `text` cut at [`MAX_MESSAGE_BYTES`] (at a character boundary), saying so.
 fn bounded(text: &str) -> String {
