@@ -107,7 +107,15 @@ fn handled(samples: &Samples, service: &str, name: &str, code: &str) -> Option<f
 
 #[tokio::test]
 async fn calls_beyond_max_in_flight_are_shed_with_overloaded_and_health_is_never_shed() {
-    let server = Server::start(&["--max-in-flight", "2", "--metrics-listen", "127.0.0.1:0"]);
+    // Its perfts share one connection: no bound per caller (--perft-max-per-caller 0).
+    let server = Server::start(&[
+        "--max-in-flight",
+        "2",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--perft-max-per-caller",
+        "0",
+    ]);
     let client = server.client().await;
     let running = [
         tokio::spawn(long_perft(client.clone(), Duration::from_secs(15))),
@@ -203,7 +211,8 @@ async fn calls_beyond_max_in_flight_are_shed_with_overloaded_and_health_is_never
 
 #[tokio::test]
 async fn a_perft_without_a_deadline_stops_at_perft_max_seconds() {
-    let server = Server::start(&["--perft-max-seconds", "1"]);
+    // Its perfts share one connection: no bound per caller (--perft-max-per-caller 0).
+    let server = Server::start(&["--perft-max-seconds", "1", "--perft-max-per-caller", "0"]);
     let mut client = server.client().await;
     let start = Instant::now();
     let status = expect_error(
