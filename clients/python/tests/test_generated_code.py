@@ -47,11 +47,12 @@ def test_the_generator_sees_a_proto_change(tmp_path: Path) -> None:
         if name == "chess.proto":
             text = text.replace("message Move {", "message Move {\n  string comment = 99;", 1)
         else:
-            text = text.replace("  PGN_MULTIPLE_GAMES = 54;", "  PGN_MULTIPLE_GAMES = 54;\n  // New.\n  NEW_REASON = 55;", 1)
+            text = text.replace("  PGN_MULTIPLE_GAMES = 54;", "  PGN_MULTIPLE_GAMES = 54;\n  // New.\n  NEW_REASON = 999;", 1)
         (protos / name).write_text(text)
     changed = gen.generate(tmp_path / "out", proto_dir=protos)
     committed_dir = CLIENT_ROOT / "src" / gen.PACKAGE_PREFIX
     differing = {p.name for p in changed if p.read_bytes() != (committed_dir / p.name).read_bytes()}
     assert {"chess_pb2.py", "chess_pb2.pyi", "error_reason_pb2.py", "error_reason_enum.py"} <= differing
     enum_source = (tmp_path / "out" / gen.PACKAGE_PREFIX / gen.ERROR_REASON_ENUM).read_text()
-    assert "    #: New.\n    NEW_REASON = 55\n" in enum_source
+    # A number no branch will take (55 and up are reserved for new reasons).
+    assert "    #: New.\n    NEW_REASON = 999\n" in enum_source
