@@ -24,3 +24,5 @@ mod journal;
 mod log;
 #[path = "store/sled.rs"]
 mod sled;
+#[path = "store/damaged_file.rs"]
+mod damaged_file;
