@@ -238,7 +238,12 @@ pub fn read(dir: &Path) -> Result<Option<LedgerState>, StoreError> {
         let mut p = Reader(payload);
         let (kind, seq, changes) = match (p.u8(), p.u64(), read_changes(&mut p)) {
             (Some(k), Some(s), Some(c)) if p.0.is_empty() => (k, s, c),
-            _ => return Err(damaged(&path, "a frame with a good checksum does not parse")),
+            _ => {
+                return Err(damaged(
+                    &path,
+                    "a frame with a good checksum does not parse",
+                ));
+            }
         };
         match (&mut state, kind) {
             (None, CHECKPOINT) => {
@@ -260,7 +265,10 @@ pub fn read(dir: &Path) -> Result<Option<LedgerState>, StoreError> {
             (Some(s), _) => {
                 return Err(damaged(
                     &path,
-                    &format!("after commit {} comes a frame of kind {kind} for commit {seq}", s.seq),
+                    &format!(
+                        "after commit {} comes a frame of kind {kind} for commit {seq}",
+                        s.seq
+                    ),
                 ));
             }
             (None, _) => return Err(damaged(&path, "it does not start with a checkpoint")),
@@ -458,14 +466,19 @@ mod tests {
         games.insert("b".to_string(), Change::Lost(7));
         write_checkpoint(dir.path(), 10, &games).unwrap();
         let db = sled::Config::new().temporary(true).open().unwrap();
-        let commits = Commits::open(dir.path(), db.open_tree("meta").unwrap(), 10, true, true)
-            .unwrap();
+        let commits =
+            Commits::open(dir.path(), db.open_tree("meta").unwrap(), 10, true, true).unwrap();
         for (id, change) in [("a", Change::Live(4)), ("c", Change::Live(0))] {
             let _w = commits.writing();
             commits.record(id, change);
         }
         let staged = commits.stage().unwrap().expect("changes to commit");
-        let marker = db.open_tree("meta").unwrap().get(COMMIT_KEY).unwrap().unwrap();
+        let marker = db
+            .open_tree("meta")
+            .unwrap()
+            .get(COMMIT_KEY)
+            .unwrap()
+            .unwrap();
         assert_eq!(decode_marker(&marker).unwrap().0, 11);
         commits.seal(staged).unwrap();
         {

@@ -32,11 +32,11 @@ pub mod codec;
 mod encoder_cache;
 pub mod group_commit;
 pub mod ledger;
-pub mod rollback;
-pub mod verify;
 pub mod postgres;
+pub mod rollback;
 pub mod sled_store;
 pub mod tally;
+pub mod verify;
 
 pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;

@@ -424,10 +424,12 @@ fn sync_fn(
         let result = commits
             .stage()
             .map_err(|e| StoreError::Io(format!("cannot write the commit marker: {e}")))
-            .and_then(|staged| db.flush().map(|_| staged).map_err(|e| match e {
-                sled::Error::Io(io) => file_err("sled flush", &files.path, &io),
-                e => StoreError::Io(format!("sled flush: {e}")),
-            }))
+            .and_then(|staged| {
+                db.flush().map(|_| staged).map_err(|e| match e {
+                    sled::Error::Io(io) => file_err("sled flush", &files.path, &io),
+                    e => StoreError::Io(format!("sled flush: {e}")),
+                })
+            })
             .and_then(|staged| {
                 let fsync = fsync_level || full || files.failpoint.is_some();
                 match staged {

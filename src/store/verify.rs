@@ -135,9 +135,10 @@ pub fn verify(dir: &Path, out: &mut dyn Write) -> Result<Summary, StoreError> {
 }
 
 fn summary_line(s: &Summary) -> String {
-    let ledger = s
-        .ledger_commit
-        .map_or_else(|| "no ledger".to_string(), |c| format!("ledger at commit {c}"));
+    let ledger = s.ledger_commit.map_or_else(
+        || "no ledger".to_string(),
+        |c| format!("ledger at commit {c}"),
+    );
     format!(
         "{}: {} games, {} read and replayed cleanly, {} damaged, {} behind or missing, {} lost earlier; sled at commit {}, {ledger}",
         if s.ok() { "OK" } else { "DAMAGED" },

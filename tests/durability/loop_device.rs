@@ -103,7 +103,12 @@ impl LoopDisk {
     /// After the device failed: more room for the image, the file system unmounted,
     /// repaired with `e2fsck -fy` and mounted again. The repair's report.
     fn grow_repair_remount(&self) -> String {
-        let tmpfs = self.tmpfs.path().to_str().expect("a UTF-8 path").to_string();
+        let tmpfs = self
+            .tmpfs
+            .path()
+            .to_str()
+            .expect("a UTF-8 path")
+            .to_string();
         run(
             "mount",
             &["-o", &format!("remount,size={TMPFS_GROWN}"), &tmpfs],

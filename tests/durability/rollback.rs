@@ -43,11 +43,16 @@ async fn a_store_behind_its_ledger_is_refused_verified_as_damaged_and_served_onl
         play(&mut c, id, "e5").await;
     }
     drop(c);
-    server.terminate(Duration::from_secs(20)).expect("a clean stop");
+    server
+        .terminate(Duration::from_secs(20))
+        .expect("a clean stop");
 
     let (code, out) = verify(data.path());
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("OK: 5 games, 5 read and replayed cleanly"), "{out}");
+    assert!(
+        out.contains("OK: 5 games, 5 read and replayed cleanly"),
+        "{out}"
+    );
 
     // The db file emptied while the server was stopped.
     std::fs::File::options()
@@ -68,7 +73,10 @@ async fn a_store_behind_its_ledger_is_refused_verified_as_damaged_and_served_onl
 
     let (code, out) = verify(data.path());
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("REFUSED") && out.contains("DAMAGED: "), "{out}");
+    assert!(
+        out.contains("REFUSED") && out.contains("DAMAGED: "),
+        "{out}"
+    );
 
     let server = Server::start_in(data.path(), &["--accept-store-rollback"]);
     let mut c = server.client().await;
