@@ -11,7 +11,7 @@ use std::time::Duration;
 use tonic::Code;
 
 use crate::common::client::{named, new_game, play, try_get};
-use crate::common::server::{Server, expect_error};
+use crate::common::server::{Server, error_info};
 use crate::faults::start_and_wait;
 
 const IDS: [&str; 5] = ["a", "b", "c", "d", "e"];
@@ -81,8 +81,9 @@ async fn a_store_behind_its_ledger_is_refused_verified_as_damaged_and_served_onl
     let server = Server::start_in(data.path(), &["--accept-store-rollback"]);
     let mut c = server.client().await;
     for id in IDS {
-        let status = try_get(&mut c, id).await;
-        expect_error(status, Code::DataLoss, "DATA_LOSS");
+        let err = try_get(&mut c, id).await.expect_err("DATA_LOSS");
+        assert_eq!(err.code(), Code::DataLoss, "{id}: {err:?}");
+        assert_eq!(error_info(&err).reason, "DATA_LOSS", "{id}");
     }
     assert!(
         server
