@@ -190,6 +190,7 @@ fn records_kept(path: &Path) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "unfinished (issue 29): the control program fills the device, but the server's 4 writers did not fill it in 180 s (sled reuses its log's space), so the test never reaches its judgement; run with --ignored while finishing it"]
 async fn device_write_errors_lose_no_acknowledged_change() {
     let test = "device_write_errors_lose_no_acknowledged_change";
     // The control: a plain write-fsync-acknowledge program on the same kind of device.
