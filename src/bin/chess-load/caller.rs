@@ -255,7 +255,7 @@ impl Caller {
             Rpc::WatchOther => self.play_watched().await,
             Rpc::PlayUndo => self.play_undo().await,
             Rpc::Mix => {
-                let pick = self.rng.next() % 100;
+                let pick = self.rng.next_u64() % 100;
                 let rpc = match pick {
                     0..50 => Rpc::LegalMovesGame,
                     50..70 => Rpc::LegalMovesFen,
