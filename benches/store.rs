@@ -21,12 +21,10 @@ use std::time::{Duration, Instant};
 
 use chess_service::lifecycle::Match;
 use chess_service::rules::{Game, Position};
+use chess_service::seeded_rng::Rng;
 use chess_service::store::codec;
 use chess_service::store::{Durability, GameMeta, SledConfig, SledStore, Start, StoreError};
 use corpus_games::corpus_games;
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
 
 struct Opts {
     sections: Vec<String>,

@@ -21,5 +21,6 @@ pub mod pb {
 }
 
 pub mod registry;
+pub mod seeded_rng;
 pub mod server;
 pub mod service;

@@ -81,6 +81,12 @@ pub struct Config {
     /// not power loss) or none (answered before it is written).
     #[arg(long, env = "CHESS_DURABILITY", default_value_t = Durability::Fsync)]
     pub durability: Durability,
+    /// Start even when the embedded store recovered less than its commit ledger says was
+    /// acknowledged (a damaged or rolled-back data directory): the log lists what is lost,
+    /// and every game behind answers DATA_LOSS until deleted. Without it such a start is
+    /// refused. See docs/durability.md.
+    #[arg(long, env = "CHESS_ACCEPT_STORE_ROLLBACK")]
+    pub accept_store_rollback: bool,
     /// The store's page cache (sled), in MiB.
     #[arg(long, env = "CHESS_STORE_CACHE_MB", default_value_t = 256)]
     pub store_cache_mb: u64,
@@ -235,6 +241,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerErr
     }
     let mut sled_config = SledConfig::new(&config.data_dir).durability(config.durability);
     sled_config.sled_cache_bytes = config.store_cache_mb.saturating_mul(1024 * 1024);
+    sled_config.accept_store_rollback = config.accept_store_rollback;
     let store = SledStore::open(sled_config).map_err(|source| ServerError::Store {
         dir: config.data_dir.display().to_string(),
         source,

@@ -13,3 +13,9 @@ mod server_durability;
 
 #[path = "durability/faults.rs"]
 mod faults;
+
+#[path = "durability/rollback.rs"]
+mod rollback;
+
+#[path = "durability/loop_device.rs"]
+mod loop_device;

@@ -18,6 +18,8 @@ mod compat;
 mod crash;
 #[path = "store/crash_child.rs"]
 mod crash_child;
+#[path = "store/damaged_file.rs"]
+mod damaged_file;
 #[path = "store/journal.rs"]
 mod journal;
 #[path = "store/log.rs"]

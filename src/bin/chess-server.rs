@@ -13,7 +13,35 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use chess_service::server::{self, Config};
 use clap::Parser as _;
 
+/// `chess-server verify`: checks a stopped embedded store (see docs/operations.md).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "chess-server verify",
+    about = "Reads, decodes and replays every record of a stopped embedded store, checks it against its commit ledger, and exits non-zero on any damage."
+)]
+struct VerifyArgs {
+    /// Directory of the embedded game store.
+    #[arg(long, env = "CHESS_DATA_DIR", default_value = "./data")]
+    data_dir: std::path::PathBuf,
+}
+
+fn verify(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let args = VerifyArgs::parse_from(args);
+    let mut out = std::io::stdout().lock();
+    match chess_service::store::verify::verify(&args.data_dir, &mut out) {
+        Ok(summary) if summary.ok() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("cannot verify {}: {e}", args.data_dir.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "verify") {
+        return verify(std::env::args_os().skip(1));
+    }
     let config = Config::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -568,7 +568,8 @@ impl ServiceError {
             StoreError::Closed => ServiceError::ShuttingDown,
             StoreError::Conflict { id, .. } => ServiceError::ConcurrentChange { id },
             StoreError::Unavailable(_) => ServiceError::StoreUnavailable(e),
-            StoreError::Io(_) => ServiceError::Store(e),
+            // A rollback is found only at open, before anything is served.
+            StoreError::Io(_) | StoreError::Rollback(_) => ServiceError::Store(e),
             StoreError::DiskFull(_) => ServiceError::DiskFull(e),
             StoreError::Stopped(_) => ServiceError::StoreStopped(e),
             StoreError::HistoryFull { id, len, limit } => {

@@ -31,9 +31,12 @@ use crate::lifecycle::Match;
 pub mod codec;
 mod encoder_cache;
 pub mod group_commit;
+pub mod ledger;
 pub mod postgres;
+pub mod rollback;
 pub mod sled_store;
 pub mod tally;
+pub mod verify;
 
 pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
@@ -97,6 +100,13 @@ pub enum StoreError {
         "the game store stopped after a failed write or sync ({0}); what reached the disk is unknown, so this server serves nothing more and restarts from what is on disk"
     )]
     Stopped(String),
+    /// What sled recovered at start is behind the commit ledger, or disagrees with it
+    /// (see `docs/durability.md`): acknowledged changes are missing, so the store refuses
+    /// to serve.
+    #[error(
+        "{0}. This store is not served: restore the data directory from a backup, or start with --accept-store-rollback to serve what is left (the games behind answer DATA_LOSS); `chess-server verify --data-dir DIR` lists every finding"
+    )]
+    Rollback(String),
     /// The game's history is full: a change that does not end the game would take its
     /// record past [`codec::HISTORY_LIMIT`] bytes. Endings, draw offers and answers still
     /// fit (the room above that limit is kept for them).

@@ -32,6 +32,8 @@ use crate::lifecycle::Match;
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
+use super::ledger::{self, Change, Commits};
+use super::rollback;
 use super::{
     Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreError,
     StoreFuture,
@@ -113,6 +115,10 @@ pub struct SledConfig {
     /// to queue again so that they share the next sync (never more than half the last
     /// sync's duration). `Duration::ZERO` turns it off.
     pub commit_linger_max: Duration,
+    /// Start even when sled recovered less than the commit ledger says was acknowledged
+    /// (`--accept-store-rollback`): the games behind answer DATA_LOSS. See
+    /// [`super::rollback`].
+    pub accept_store_rollback: bool,
 }
 
 impl SledConfig {
@@ -125,6 +131,7 @@ impl SledConfig {
             sled_flush_every_ms: Some(500),
             encoder_cache_games: 10_000,
             commit_linger_max: Duration::from_millis(2),
+            accept_store_rollback: false,
         }
     }
 
@@ -169,6 +176,12 @@ struct Shared {
     /// and while a load hands its encoding to the cache.
     writing: Box<[Mutex<()>]>,
     closed: AtomicBool,
+    /// The commit ledger's running side: every write records its change there.
+    commits: Arc<Commits>,
+    /// Games an accepted rollback lost: they answer DATA_LOSS until deleted.
+    lost: rollback::LostGames,
+    /// Tombstones of deletes (see [`rollback::DELETED_TREE`]).
+    deleted: sled::Tree,
 }
 
 /// Stripes of [`Shared::writing`].
@@ -401,20 +414,41 @@ impl DurableFiles {
 /// When a sync fails, a handle on the database is leaked on purpose: sled flushes (and
 /// fsyncs, panicking if that fails) when its last handle is dropped, which would write
 /// what was never acknowledged at exit. The process is stopping anyway (fail-stop).
-fn sync_fn(db: sled::Db, mut files: DurableFiles, fsync_level: bool) -> SyncFn {
+fn sync_fn(
+    db: sled::Db,
+    mut files: DurableFiles,
+    fsync_level: bool,
+    commits: Arc<Commits>,
+) -> SyncFn {
     Box::new(move |full| {
-        let result = db
-            .flush()
-            .map_err(|e| match e {
-                sled::Error::Io(io) => file_err("sled flush", &files.path, &io),
-                e => StoreError::Io(format!("sled flush: {e}")),
+        let result = commits
+            .stage()
+            .map_err(|e| StoreError::Io(format!("cannot write the commit marker: {e}")))
+            .and_then(|staged| {
+                db.flush().map(|_| staged).map_err(|e| match e {
+                    sled::Error::Io(io) => file_err("sled flush", &files.path, &io),
+                    e => StoreError::Io(format!("sled flush: {e}")),
+                })
             })
-            .map(|_| ())
-            .and_then(|()| {
-                if fsync_level || full || files.failpoint.is_some() {
-                    files.sync()
-                } else {
-                    Ok(())
+            .and_then(|staged| {
+                let fsync = fsync_level || full || files.failpoint.is_some();
+                match staged {
+                    // The db's fsync and the ledger's append and fsync run at once: one
+                    // device flush's time, not two (see `LedgerState::drop_unconfirmed`).
+                    Some(staged) if fsync && commits.fsyncs() => std::thread::scope(|s| {
+                        let ledger = s.spawn(|| commits.seal(staged));
+                        let db = files.sync();
+                        let ledger = ledger.join().unwrap_or_else(|_| {
+                            Err(StoreError::Io("the commit ledger's writer panicked".into()))
+                        });
+                        db.and(ledger)
+                    }),
+                    staged => {
+                        if fsync {
+                            files.sync()?;
+                        }
+                        staged.map_or(Ok(()), |staged| commits.seal(staged))
+                    }
                 }
             });
         if result.is_err() {
@@ -519,6 +553,9 @@ impl SledStore {
         };
         std::fs::create_dir_all(&path).map_err(|e| disk("cannot create the data directory", e))?;
         prepare_data_dir(&path)?;
+        if !config.accept_store_rollback {
+            rollback::check_db_present(&path)?;
+        }
         let sled_err = |what: &str, e: sled::Error| sled_open_err(&path, what, e);
         let db = sled::Config::new()
             .path(&path)
@@ -561,6 +598,24 @@ impl SledStore {
                     .map_err(|e| sled_err("cannot write the layout marker", e))?;
             }
         }
+        let deleted = db
+            .open_tree(rollback::DELETED_TREE)
+            .map_err(|e| sled_err("cannot open the tombstones tree", e))?;
+        let trees = rollback::Trees {
+            meta: &meta,
+            games: &games,
+            ended: &ended,
+            deleted: &deleted,
+        };
+        let exam = rollback::examine(&path, &trees)?;
+        let settled = rollback::settle(&path, &db, &trees, exam, config.accept_store_rollback)?;
+        let commits = Arc::new(Commits::open(
+            &path,
+            meta.clone(),
+            settled.seq,
+            config.durability != Durability::None,
+            config.durability == Durability::Fsync,
+        )?);
         // Everything sled created (db, conf, snapshots) and the marker, durable now.
         db.flush()
             .map_err(|e| sled_err("cannot flush the database", e))?;
@@ -572,7 +627,12 @@ impl SledStore {
                 .and_then(|dir| dir.sync_all())
                 .map_err(|e| io_err(parent, "cannot fsync the data directory's parent", e))?;
         }
-        let sync = sync_fn(db, files, config.durability == Durability::Fsync);
+        let sync = sync_fn(
+            db,
+            files,
+            config.durability == Durability::Fsync,
+            Arc::clone(&commits),
+        );
         let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
             shared: Arc::new(Shared {
@@ -583,6 +643,9 @@ impl SledStore {
                 encoders: EncoderCache::new(config.encoder_cache_games),
                 writing: (0..WRITE_STRIPES).map(|_| Mutex::new(())).collect(),
                 closed: AtomicBool::new(false),
+                commits,
+                lost: rollback::LostGames::new(settled.lost),
+                deleted,
             }),
             durability: config.durability,
             commit,
@@ -637,10 +700,14 @@ impl SledStore {
         {
             let _writing = self.shared.writing(id);
             self.shared.encoders.take(id);
+            let _gate = self.shared.commits.writing();
             self.shared
                 .games
                 .insert(id.as_bytes(), bytes)
                 .map_err(|e| self.shared.sled_err(id, e))?;
+            self.shared
+                .commits
+                .record(id, Change::Live(ledger::record_version(bytes)));
         }
         self.commit.wait_blocking()
     }
@@ -652,7 +719,7 @@ impl SledStore {
         }
         let result = self.commit.wait_blocking();
         self.commit.shutdown();
-        result
+        result.and_then(|()| self.shared.commits.mark_closed())
     }
 
     fn ticket(&self) -> Result<Durable, StoreError> {
@@ -670,9 +737,12 @@ impl SledStore {
         self.commit.check()?;
         {
             let _writing = self.shared.writing(&meta.id);
+            self.shared.lost.check(&meta.id)?;
             let cached = self.shared.encoders.take(&meta.id);
             let (record, cached) = encoder_cache::encode(meta, game, cached, 0)?;
+            let version = ledger::record_version(&record);
             let key = meta.id.as_bytes();
+            let gate = self.shared.commits.writing();
             let swapped = if game.status().is_over() {
                 // A game created over (an imported finished game): record and index at once.
                 let record = sled::IVec::from(record);
@@ -701,6 +771,8 @@ impl SledStore {
                     id: meta.id.clone(),
                 });
             }
+            self.shared.commits.record(&meta.id, Change::Live(version));
+            drop(gate);
             self.shared.encoders.put(&meta.id, cached);
         }
         self.ticket()
@@ -726,6 +798,7 @@ impl SledStore {
         self.commit.check()?;
         {
             let _writing = self.shared.writing(&meta.id);
+            self.shared.lost.check(&meta.id)?;
             let mut cached = self.shared.encoders.take(&meta.id);
             if let Some(expected) = expected {
                 let current = match cached.as_ref().map(|c| c.version) {
@@ -747,7 +820,9 @@ impl SledStore {
             }
             let (record, cached) =
                 encoder_cache::encode(meta, game, cached, expected.unwrap_or(0))?;
+            let version = ledger::record_version(&record);
             let key = meta.id.as_bytes();
+            let gate = self.shared.commits.writing();
             let over = game.status().is_over();
             let was_over = self
                 .shared
@@ -780,6 +855,8 @@ impl SledStore {
                         )),
                     })?;
             }
+            self.shared.commits.record(&meta.id, Change::Live(version));
+            drop(gate);
             self.shared.encoders.put(&meta.id, cached);
         }
         self.ticket()
@@ -800,18 +877,31 @@ impl SledStore {
             let _writing = self.shared.writing(id);
             let key = id.as_bytes();
             let cached = self.shared.encoders.take(id);
+            let lost = self.shared.lost.version(id);
             let Some(record) = self
                 .shared
                 .games
                 .get(key)
                 .map_err(|e| self.shared.sled_err(id, e))?
             else {
-                return Ok(None);
+                return match lost {
+                    // A game an accepted rollback lost entirely: its deletion is recorded.
+                    Some(version) => {
+                        let _gate = self.shared.commits.writing();
+                        self.shared.lost.forget(id);
+                        self.shared.commits.record(id, Change::Deleted);
+                        Ok(Some((version, self.ticket()?)))
+                    }
+                    None => Ok(None),
+                };
             };
-            let current = cached
-                .as_ref()
-                .map(|c| c.version)
-                .or_else(|| codec::peek_version(&record));
+            // A game an accepted rollback lost is at the version that was acknowledged.
+            let current = lost.or_else(|| {
+                cached
+                    .as_ref()
+                    .map(|c| c.version)
+                    .or_else(|| codec::peek_version(&record))
+            });
             match (expected, current) {
                 (Some(expected), Some(current)) if expected != current => {
                     if let Some(c) = cached {
@@ -830,10 +920,13 @@ impl SledStore {
                 }
                 _ => {}
             }
-            (&self.shared.games, &self.shared.ended)
-                .transaction(|(g, e)| {
+            let gate = self.shared.commits.writing();
+            let tombstone = current.unwrap_or(ledger::UNREADABLE).to_le_bytes();
+            (&self.shared.games, &self.shared.ended, &self.shared.deleted)
+                .transaction(|(g, e, d)| {
                     g.remove(key)?;
                     e.remove(key)?;
+                    d.insert(key, &tombstone)?;
                     Ok::<(), ConflictableTransactionError<()>>(())
                 })
                 .map_err(|e| match e {
@@ -842,7 +935,10 @@ impl SledStore {
                         "internal error: the delete of game '{id}' was aborted"
                     )),
                 })?;
-            current.unwrap_or(0)
+            self.shared.lost.forget(id);
+            self.shared.commits.record(id, Change::Deleted);
+            drop(gate);
+            lost.or(current).unwrap_or(0)
         };
         Ok(Some((version, self.ticket()?)))
     }
@@ -989,6 +1085,7 @@ impl Shared {
 
     fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
         self.check_open()?;
+        self.lost.check(id)?;
         let Some(bytes) = self
             .games
             .get(id.as_bytes())

@@ -28,3 +28,19 @@ pub fn assert_every_damage_refused(id: &str, record: &[u8]) {
         "{id}: one byte more went unnoticed"
     );
 }
+
+/// Copies a data directory (files and subdirectories) to `to`, created if missing: tests
+/// damage or inspect a copy so the original stays as it was.
+#[allow(dead_code)] // not every test crate copies directories
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("the copy's directory");
+    for entry in std::fs::read_dir(from).expect("the directory to copy") {
+        let entry = entry.expect("a directory entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("its type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("a file copied");
+        }
+    }
+}

@@ -1,22 +1,5 @@
-//! A small deterministic generator (splitmix64) for tests, benchmarks and the crash-test
-//! child: reproducible from a seed, any seed (0 included) is fine. Not for anything that
-//! must be unpredictable (game ids use the OS's randomness).
+//! The tests' seeded generator is the library's: one splitmix64 for the tests, the
+//! benchmarks and `chess-load`.
 
-/// splitmix64.
-pub struct Rng(pub u64);
-
-#[allow(dead_code)] // each including crate uses part of it
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+#[allow(unused_imports)] // each including crate uses part of `common`
+pub use chess_service::seeded_rng::Rng;

@@ -166,7 +166,7 @@ async fn a_failed_sync_stops_the_server_and_nothing_unacknowledged_is_served() {
 async fn a_second_server_on_a_busy_data_directory_is_told_the_lock_is_held() {
     let data = tempfile::tempdir().expect("a data directory");
     let first = Server::start_in(data.path(), &[]);
-    let (code, out) = start_and_wait(data.path(), Duration::from_secs(30));
+    let (code, out) = start_and_wait(data.path(), &[], Duration::from_secs(30));
     assert_ne!(code, Some(0), "{out}");
     assert!(out.contains("another server"), "{out}");
     drop(first);
@@ -175,7 +175,11 @@ async fn a_second_server_on_a_busy_data_directory_is_told_the_lock_is_held() {
 /// Runs the server on `data_dir` (port 0) until it exits by itself or `limit` passes
 /// (then it is killed); its exit code (`None`: it kept running, or died of a signal) and
 /// its output.
-fn start_and_wait(data_dir: &Path, limit: Duration) -> (Option<i32>, String) {
+pub(crate) fn start_and_wait(
+    data_dir: &Path,
+    args: &[&str],
+    limit: Duration,
+) -> (Option<i32>, String) {
     // Not beside the data directory: that file system may be full.
     let logs = tempfile::tempdir().expect("a directory for the output");
     let out_path = logs.path().join("start.log");
@@ -183,6 +187,7 @@ fn start_and_wait(data_dir: &Path, limit: Duration) -> (Option<i32>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chess-server"))
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
+        .args(args)
         .env("RUST_LOG", "info")
         .env_remove("CHESS_LISTEN")
         .env_remove("CHESS_FAILPOINT_SYNC")
@@ -209,13 +214,13 @@ fn start_and_wait(data_dir: &Path, limit: Duration) -> (Option<i32>, String) {
 // ---- a full disk -----------------------------------------------------------------------
 
 /// A tmpfs mounted on a temporary directory, unmounted when dropped.
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
 impl Tmpfs {
     /// Mounts a tmpfs of `size` (as mount's `size=` option takes it), or says why not.
-    fn mount(size: &str) -> Result<Tmpfs, String> {
+    pub(crate) fn mount(size: &str) -> Result<Tmpfs, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -231,7 +236,7 @@ impl Tmpfs {
         Ok(Tmpfs { dir })
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
@@ -271,11 +276,11 @@ fn fill(path: &Path) -> u64 {
 }
 
 /// Every change one writer got acknowledged, per game: the plies, in order.
-type Acked = Vec<(String, Vec<String>)>;
+pub(crate) type Acked = Vec<(String, Vec<String>)>;
 
 /// Plays random legal games (a new one when a game ends) until a change is refused; the
 /// acknowledged moves, and the refusal.
-async fn write_until_refused(
+pub(crate) async fn write_until_refused(
     mut c: Client,
     writer: usize,
     stop: Arc<AtomicBool>,
@@ -387,7 +392,7 @@ async fn a_full_disk_answers_disk_full_stops_and_restarts_once_space_is_back() {
     // A start on the full disk fails, saying the disk is full, and never that another
     // server holds the directory.
     fill(&filler);
-    let (code, out) = start_and_wait(&data, Duration::from_secs(30));
+    let (code, out) = start_and_wait(&data, &[], Duration::from_secs(30));
     eprintln!("a start on the full disk: exit {code:?}, saying:\n{out}");
     assert!(
         code.is_some_and(|c| c != 0),

@@ -588,7 +588,7 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
                 server.url(),
                 c,
                 trial,
-                rng.next(),
+                rng.next_u64(),
                 journal.clone(),
                 acks.clone(),
                 stop.clone(),

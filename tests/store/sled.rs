@@ -498,7 +498,7 @@ fn deletes_survive_reopen_and_a_layout_one_directory_is_indexed_at_open() {
     // sled's lock is held by the forgotten handle's process (this one); a second open
     // of the same directory in one process is refused, so read it from a copy.
     let copy = tempfile::tempdir().unwrap();
-    copy_dir(dir.path(), copy.path());
+    crate::common::damage::copy_dir(dir.path(), copy.path());
     let ids = |store: &SledStore, filter| {
         rt.block_on(crate::common::catalog::list_all(store, filter, 100))
             .concat()
@@ -539,17 +539,4 @@ fn deletes_survive_reopen_and_a_layout_one_directory_is_indexed_at_open() {
         Some(&[2u8][..]),
         "marked layout 2 once indexed"
     );
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -33,7 +33,7 @@ use crate::lifecycle::ReplayError;
 
 use super::Start;
 
-pub use record::{Decoded, decode, encode, peek_version};
+pub use record::{Decoded, checked_version, decode, encode, peek_version};
 pub(crate) use record::{RecordEncoder, check_start, encode_record};
 
 /// The newest record format this build writes and reads. A game without tags is still

@@ -325,6 +325,16 @@ pub fn peek_version(record: &[u8]) -> Option<u64> {
     None
 }
 
+/// The version a record holds if its checksum holds (no replay): what a start compares
+/// with the commit ledger. `None` for a damaged record.
+pub fn checked_version(id: &str, record: &[u8]) -> Option<u64> {
+    let (body, sum) = record.split_at(record.len().checked_sub(CRC_LEN)?);
+    let stored = u32::from_le_bytes(sum.try_into().ok()?);
+    (!body.is_empty() && checksum(id, body) == stored)
+        .then(|| peek_version(record))
+        .flatten()
+}
+
 /// A decoded record: the replayed game and, to seed the store's encoder cache, its
 /// encoded history.
 pub struct Decoded {
