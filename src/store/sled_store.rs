@@ -466,21 +466,37 @@ fn sync_fn(
 /// and only then renames it, so such a file is never a complete snapshot; but sled
 /// 0.34.7 reads it as one and then refuses every start ("Read corrupted data"), even
 /// after space is back. Under the lock no other sled can be writing one.
+/// How long an open waits for the directory's lock before calling it busy.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn prepare_data_dir(path: &Path) -> Result<(), StoreError> {
     let db = path.join("db");
     let _lock = match File::options().read(true).write(true).open(&db) {
-        Ok(file) => match file.try_lock() {
-            Ok(()) => Some(file),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(StoreError::Io(format!(
-                    "another process holds the lock on {}: is another server using this data directory?",
-                    db.display()
-                )));
+        Ok(file) => {
+            // A store this process just closed lets go of the lock only when sled's
+            // background flusher thread ends (up to its flush interval): wait that long
+            // before calling the directory busy.
+            let deadline = std::time::Instant::now() + LOCK_WAIT;
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break Some(file),
+                    Err(std::fs::TryLockError::WouldBlock)
+                        if std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(StoreError::Io(format!(
+                            "another process holds the lock on {}: is another server using this data directory?",
+                            db.display()
+                        )));
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => {
+                        return Err(io_err(&db, "cannot lock sled's db file", e));
+                    }
+                }
             }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(io_err(&db, "cannot lock sled's db file", e));
-            }
-        },
+        }
         // No database yet: no sled can be using the directory.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(&db, "cannot open sled's db file", e)),

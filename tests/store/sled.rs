@@ -324,14 +324,32 @@ fn open_refuses_a_busy_directory_and_a_newer_layout() {
         assert!(msg.contains("another server"), "{msg}");
     }
     {
-        let db = sled::open(dir.path()).unwrap();
+        // No background flusher: its thread would keep the directory's lock a moment
+        // after the drop.
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .unwrap();
         db.open_tree("meta")
             .unwrap()
             .insert("layout", &[3u8])
             .unwrap();
         db.flush().unwrap();
     }
-    let Err(StoreError::Io(msg)) = SledStore::open(SledConfig::new(dir.path())) else {
+    // sled releases the lock when its last thread lets the database go, which may come
+    // just after the drop: wait for that (up to 5 s), then judge the layout.
+    let mut reopened = SledStore::open(SledConfig::new(dir.path()));
+    for _ in 0..100 {
+        match &reopened {
+            Err(StoreError::Io(msg)) if msg.contains("another process holds the lock") => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                reopened = SledStore::open(SledConfig::new(dir.path()));
+            }
+            _ => break,
+        }
+    }
+    let Err(StoreError::Io(msg)) = reopened else {
         panic!("a newer layout must be refused")
     };
     assert!(msg.contains("newer build"), "{msg}");
