@@ -58,7 +58,7 @@ async fn random_bytes_to_every_method_are_the_callers_fault_never_internal() {
         let mut malformed_here = 0;
         for _ in 0..40 {
             let len = 1 + rng.below(48);
-            let payload: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let payload: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             let answer = raw_call(&server.addr, &path(method), frame(0, &payload), &[], WAIT).await;
             let Some(status) = answer.status else {
                 // A WatchGame that decoded and is still streaming: not an error.
