@@ -695,7 +695,7 @@ fn play_word(game: &mut Game, moves: &mut Vec<Move>, word: &str, at: Pos) -> Res
                 column,
                 why: format!(
                     "'{}' is not a move, a move number or a result: {e}",
-                    clip(&rest)
+                    clip(rest)
                 ),
             },
         }),
