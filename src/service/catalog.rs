@@ -44,16 +44,16 @@ impl ChessService {
             page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
         let after = resume_after(&req.page_token, filter)
             .map_err(|why| ServiceError::InvalidPageToken { why })?;
-        let page = self
+        let mut page = self
             .registry
             .list_games(filter, after.as_deref(), limit, |e, now| {
                 views::game(e, now, View::Basic)
             })
             .await?;
+        let resume_after = fit_page(&mut page.games, MAX_PAGE_BYTES).or(page.resume_after);
         Ok(pb::ListGamesResponse {
             games: page.games,
-            next_page_token: page
-                .resume_after
+            next_page_token: resume_after
                 .map(|last| page_token(filter, &last))
                 .unwrap_or_default(),
         })
@@ -84,6 +84,30 @@ pub const DEFAULT_PAGE_SIZE: usize = 50;
 
 /// The largest page; a larger `page_size` is served as this (AIP-158).
 pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// The most bytes of games one ListGames answer holds. An answer waits in memory until
+/// the caller reads it, so a caller that asks for many pages of games with large tags and
+/// never reads them would otherwise hold megabytes per call (issue 30); a page that would
+/// be larger ends early, with a `next_page_token`.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
+/// Drops the games after the first that would take the page past `max_bytes` encoded;
+/// the id of the last game kept when it did (the next page starts after it), else `None`.
+/// The first game always stays, so paging always makes progress.
+pub fn fit_page(games: &mut Vec<pb::Game>, max_bytes: usize) -> Option<String> {
+    let mut bytes = 0usize;
+    let fits = games
+        .iter()
+        .position(|g| {
+            // A repeated message field's entry: its tag, its length, then the message.
+            bytes += prost::encoding::message::encoded_len(1, g);
+            bytes > max_bytes
+        })
+        .map(|first_over| first_over.max(1));
+    let kept = fits.filter(|&n| n < games.len())?;
+    games.truncate(kept);
+    games.last().map(|g| g.game_id.clone())
+}
 
 /// The format byte of page tokens this build makes.
 const TOKEN_FORMAT: u8 = 1;
@@ -228,6 +252,44 @@ mod tests {
             let e = resume_after(&token, all).expect_err(&token);
             assert!(e.contains("not a page token"), "{token}: {e}");
         }
+    }
+
+    fn game_of(id: &str, tag_bytes: usize) -> pb::Game {
+        pb::Game {
+            game_id: id.to_string(),
+            tags: [("Event".to_string(), "x".repeat(tag_bytes))].into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_page_ends_early_when_its_games_pass_the_byte_bound() {
+        use prost::Message as _;
+        let mut games: Vec<_> = (0..10).map(|i| game_of(&format!("g{i}"), 1000)).collect();
+        let whole = pb::ListGamesResponse {
+            games: games.clone(),
+            next_page_token: String::new(),
+        }
+        .encoded_len();
+        // Everything fits: nothing dropped, the registry's resume point stands.
+        assert_eq!(fit_page(&mut games, whole), None);
+        assert_eq!(games.len(), 10);
+        // One byte less: the last game goes, and the next page starts after g8.
+        assert_eq!(fit_page(&mut games, whole - 1), Some("g8".to_string()));
+        assert_eq!(games.len(), 9);
+        let kept = pb::ListGamesResponse {
+            games: games.clone(),
+            next_page_token: String::new(),
+        }
+        .encoded_len();
+        assert!(kept <= whole - 1, "{kept}");
+        // A bound below one game keeps that game: paging always moves on.
+        assert_eq!(fit_page(&mut games, 10), Some("g0".to_string()));
+        assert_eq!(games.len(), 1);
+        let mut one = vec![game_of("only", 5000)];
+        assert_eq!(fit_page(&mut one, 10), None, "the last game of the page");
+        let mut none: Vec<pb::Game> = Vec::new();
+        assert_eq!(fit_page(&mut none, 10), None);
     }
 
     #[test]

@@ -324,6 +324,37 @@ async fn list_games_defaults_to_pages_of_fifty() {
 }
 
 #[tokio::test]
+async fn a_page_of_large_games_ends_at_a_mebibyte_and_paging_lists_each_once() {
+    use prost::Message as _;
+    let server = Server::start(&[]);
+    let mut c = server.client().await;
+    // About 8 KB a game (31 tags of 250 bytes): 300 games are more than 2 MiB.
+    let value = "v".repeat(250);
+    let many: Vec<(String, String)> = (0..31)
+        .map(|i| (format!("Tag{i}"), value.clone()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let ids: Vec<String> = (0..300).map(|i| format!("big{i:03}")).collect();
+    for id in &ids {
+        new_game(&mut c, with_tags(id, &pairs)).await;
+    }
+    let first = list(&mut c, pb::StatusFilter::All, 1000, "").await.unwrap();
+    let bytes = first.encoded_len();
+    assert!(bytes <= 1024 * 1024, "a page of {bytes} bytes");
+    assert!(
+        first.games.len() > 50 && first.games.len() < 300,
+        "{} games on the first page",
+        first.games.len()
+    );
+    assert!(
+        !first.next_page_token.is_empty(),
+        "a page cut short says where to go on"
+    );
+    let listed: Vec<String> = pages(&mut c, pb::StatusFilter::All, 1000).await.concat();
+    assert_eq!(listed, ids, "every game once, in order");
+}
+
+#[tokio::test]
 async fn delete_game_checks_the_version_and_removes_the_game() {
     let server = Server::start(&[]);
     let mut c = server.client().await;
