@@ -656,7 +656,7 @@ impl Collector for StateCollector {
             gauge(
                 e,
                 "chess_calls_in_flight",
-                "Calls being handled now (what --max-in-flight bounds).",
+                "Calls being handled now or answered and not yet sent (what --max-in-flight bounds).",
                 (s.calls_in_flight)() as i64,
             )?;
             gauge(

@@ -8,10 +8,13 @@
 //! without bound turns a burst into latency for every caller and memory for the server,
 //! while an immediate refusal lets a caller retry elsewhere or back off.
 //!
-//! A call counts from the moment its request reaches the layer until its response head is
-//! ready: a WatchGame stream counts while it is set up, not while it streams (streams are
-//! bounded by the connections and `--max-concurrent-streams`). Health checks are never
-//! shed: a probe must see a busy server as alive.
+//! A call counts from the moment its request reaches the layer until its answer has been
+//! handed to the connection whole (its status trailers passed), or the call is dropped: an
+//! answer a caller does not read (an HTTP/2 window it never opens) waits in memory, so it
+//! counts, and a caller that stops reading cannot pile up more than `--max-in-flight`
+//! answers (issue 30). A WatchGame stream counts while it is set up, not while it streams
+//! (streams are bounded by the connections and `--max-concurrent-streams`). Health checks
+//! are never shed: a probe must see a busy server as alive.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +27,9 @@ use crate::service::ServiceError;
 
 /// The health service's path prefix: never shed.
 const HEALTH_PREFIX: &str = "/grpc.health.v1.Health/";
+
+/// The one server-streaming method: its slot is given back once the stream is set up.
+const STREAMING_PATH: &str = "/chess.v1.ChessService/WatchGame";
 
 /// How often a refusal is logged at most (the others are counted into the next line).
 const LOG_EVERY: Duration = Duration::from_secs(10);
@@ -155,7 +161,7 @@ where
     S::Error: Send + 'static,
     ResBody: Default + Send + 'static,
 {
-    type Response = http::Response<ResBody>;
+    type Response = http::Response<SlotBody<ResBody>>;
     type Error = S::Error;
     type Future = BoxFuture<Result<Self::Response, Self::Error>>;
 
@@ -179,18 +185,70 @@ where
                         );
                     }
                     let status = tonic::Status::from(ServiceError::Overloaded { limit });
-                    return Box::pin(std::future::ready(Ok(status.into_http())));
+                    let answer = status
+                        .into_http()
+                        .map(|inner| SlotBody { inner, slot: None });
+                    return Box::pin(std::future::ready(Ok(answer)));
                 }
             }
         };
+        let streaming = request.uri().path() == STREAMING_PATH;
         // The clone is not ready; the one polled ready serves this call.
         let clone = self.inner.clone();
         let mut ready = std::mem::replace(&mut self.inner, clone);
         let answer = ready.call(request);
         Box::pin(async move {
-            let _slot = slot;
-            answer.await
+            let response = answer.await?;
+            // A unary answer keeps its slot until it is sent; a stream gives it back now.
+            let slot = if streaming { None } else { slot };
+            Ok(response.map(|inner| SlotBody { inner, slot }))
         })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An answer's body that holds its call's slot until the status trailers pass (or
+    /// the body ends or is dropped): until then the answer is not sent.
+    pub struct SlotBody<B> {
+        #[pin]
+        inner: B,
+        slot: Option<Slot>,
+    }
+}
+
+impl<B: Default> Default for SlotBody<B> {
+    fn default() -> Self {
+        SlotBody {
+            inner: B::default(),
+            slot: None,
+        }
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for SlotBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) if frame.is_trailers() => *this.slot = None,
+            Poll::Ready(None | Some(Err(_))) => *this.slot = None,
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

@@ -580,3 +580,73 @@ async fn a_flood_of_silent_sockets_on_the_health_port_leaves_health_answering() 
     );
     drop(silent);
 }
+
+/// A GetGame of a game that does not exist, as a well-behaved caller makes it: its status.
+async fn probe_call(client: &mut crate::common::client::Client) -> tonic::Status {
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: "probe".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("no such game")
+}
+
+#[tokio::test]
+async fn answers_a_caller_never_reads_count_as_in_flight_until_sent() {
+    let server = Server::start(&["--max-in-flight", "4"]);
+    // A raw HTTP/2 connection that never opens its window: every answer's data waits in
+    // the server, sent to no one.
+    let tcp = tokio::net::TcpStream::connect(&server.addr)
+        .await
+        .expect("connect");
+    let (mut send, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, bytes::Bytes>(tcp)
+        .await
+        .expect("an HTTP/2 handshake");
+    let driver = tokio::spawn(connection);
+    let mut unread = Vec::new();
+    for _ in 0..4 {
+        send = send.ready().await.expect("a stream");
+        let request = http::Request::builder()
+            .method("POST")
+            .uri(format!("http://{}{}", server.addr, path("ListGames")))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .expect("a request");
+        let (answer, mut stream) = send.send_request(request, false).expect("sent");
+        stream
+            .send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true)
+            .expect("an empty ListGamesRequest");
+        // The answer's head arrives (headers are not flow-controlled); its body cannot.
+        let head = tokio::time::timeout(WAIT, answer)
+            .await
+            .expect("the answer's head in time")
+            .expect("an answer");
+        assert_eq!(head.status(), 200);
+        unread.push((head, stream));
+    }
+    // Four answers wait to be sent: the server is full, and says so at once.
+    let mut client = server.client().await;
+    let full = probe_call(&mut client).await;
+    assert_eq!(full.code(), Code::ResourceExhausted, "{full:?}");
+    assert_eq!(reason(&full).as_deref(), Some("OVERLOADED"), "{full:?}");
+    // The caller goes away: its answers are dropped, and the slots come back.
+    drop(unread);
+    driver.abort();
+    drop(send);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = probe_call(&mut client).await;
+        if status.code() == Code::NotFound {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the slots never came back: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
