@@ -185,6 +185,53 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
     assert_eq!(back.token, Some(token));
 }
 
+/// Schema step 4 on a database of the step before, with games in it (as an upgrade
+/// finds it): every existing row gets its own random token, and the games load and take
+/// saves with their stamps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_step_gives_existing_games_their_own_tokens() {
+    let Some(pg) = Pg::start("store_token_step").await else {
+        return;
+    };
+    let store = open(&pg).await;
+    for id in ["old1", "old2", "old3"] {
+        store
+            .create(&meta(id, now_ms()), &Match::untimed(Position::new()))
+            .await
+            .expect("create");
+    }
+    drop(store);
+    // Back to the schema of step 3, rows included.
+    let db = pg.connect().await;
+    db.batch_execute(
+        "ALTER TABLE chess_games DROP COLUMN token;
+         DELETE FROM chess_schema_migrations WHERE version = 4",
+    )
+    .await
+    .expect("back to step 3");
+
+    let store = open(&pg).await;
+    let tokens: Vec<i64> = db
+        .query("SELECT token FROM chess_games ORDER BY id", &[])
+        .await
+        .expect("tokens")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(tokens.len(), 3);
+    let distinct: std::collections::HashSet<i64> = tokens.iter().copied().collect();
+    assert_eq!(distinct.len(), 3, "each row its own token: {tokens:?}");
+    let loaded = store.load("old2").await.expect("load").expect("present");
+    let stamp = loaded.stamp();
+    assert!(stamp.token.is_some());
+    let mut game = loaded.game;
+    game.play(now_ms(), None, "e2e4").expect("legal");
+    store
+        .save(&meta("old2", 0), &game, stamp)
+        .await
+        .expect("a save with the stamp the step gave");
+}
+
 /// Saves queued together go in one statement and one commit, yet each keeps its own
 /// compare-and-set: a batch with a stale save and two saves of one game at one version
 /// writes every other game, exactly one of the two, and none of the stale.
