@@ -4,7 +4,9 @@
 //! kill -9 of a replica under load; PostgreSQL crashed (`pg_ctl stop -m immediate`) and
 //! restarted under load; a clock starting after the first moves and AddTime (racing
 //! AddTimes with one `expected_version`: exactly one gives the time); the games created and
-//! ended counted once across the replicas.
+//! ended counted once across the replicas; a replica cut off from the database (a TCP
+//! blackhole) while another deletes and re-creates a game serves and writes only the new
+//! game after the heal (issue 24's ABA).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -15,6 +17,8 @@
 
 mod common;
 use common::{postgres, rng, server};
+#[path = "replicas/partition.rs"]
+mod partition;
 #[path = "replicas/store.rs"]
 mod store;
 

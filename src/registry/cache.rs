@@ -7,6 +7,9 @@
 //! - Room is made only for a game that exists (once it was loaded or created), and the
 //!   cell of an id the store does not know is dropped again: looking up unknown ids never
 //!   evicts a real game.
+//! - An epoch invalidates every cached game at once ([`Cache::invalidate_all`]), without
+//!   waiting for any game's lock: an entry of an older epoch is dropped by whoever locks
+//!   it next.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -45,6 +48,9 @@ pub(super) struct Cache {
     hasher: RandomState,
     per_shard: usize,
     clock: AtomicU64,
+    /// Bumped by [`Cache::invalidate_all`]; each entry remembers the epoch it was known
+    /// fresh in.
+    epoch: AtomicU64,
 }
 
 impl Cache {
@@ -60,7 +66,34 @@ impl Cache {
             hasher: RandomState::new(),
             per_shard: games.div_ceil(shard_count),
             clock: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
         }
+    }
+
+    /// How many times [`Cache::invalidate_all`] ran.
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// Makes every cached game stale at once: each is dropped, and read from the store
+    /// again, before it answers anything (the next lock of its cell sees an older epoch).
+    /// Why not only the games someone watches: a replica cut off from the store, or
+    /// paused, missed changes to any game, and a game can come back at the same version
+    /// with other moves (deleted and created again), which a version check alone would
+    /// take for current.
+    pub(super) fn invalidate_all(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Drops the game in a locked cell if it was cached in another epoch than `epoch`
+    /// (the registry's: this cache's, moved on by the store's reconnections too). True if
+    /// it did.
+    pub(super) fn drop_if_stale(&self, state: &mut CellState, epoch: u64) -> bool {
+        let stale = matches!(state, CellState::Loaded(e) if e.epoch != epoch);
+        if stale {
+            *state = CellState::Unloaded;
+        }
+        stale
     }
 
     /// How many cells there are right now (games loaded or being loaded).

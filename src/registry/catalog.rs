@@ -1,10 +1,11 @@
 //! The registry's catalog calls: listing games and deleting one.
 //!
 //! - A listing asks the store for a page of ids (in game-id byte order, filtered by
-//!   status) with their stored versions, then answers each from the cache when its cached
-//!   version is that one (or newer), and otherwise loads it. So a listing never answers
-//!   from a version older than the one stored when it was listed, and costs no store
-//!   reads for games already cached. Each game is read under its lock, like any read,
+//!   status) with their stored stamps (version and write token), then answers each from
+//!   the cache when its cached stamp is that one, and otherwise refreshes it from the
+//!   store. So a listing never answers from a state other than (or older than) the one
+//!   stored when it was listed, not even one at the same version (a game deleted and
+//!   created again elsewhere), and costs no store reads for games cached as listed. Each game is read under its lock, like any read,
 //!   so a flag that fell is recorded first; the status filter is applied again on the
 //!   fresh state. A game deleted between the store's page and its read is left out; so
 //!   is a damaged one (logged; reading it by id answers DATA_LOSS).
@@ -75,8 +76,9 @@ impl Registry {
         })
     }
 
-    /// Reads a listed game: from its cached entry when that is at the listed version or
-    /// newer, else from the store. Returns the view and whether the game is over.
+    /// Reads a listed game: from its cached entry when that is the listed stamp, else
+    /// refreshed from the store (which keeps a cached entry changed here since the listing
+    /// after one stamp read). Returns the view and whether the game is over.
     async fn read_listed<R, F>(
         self: &Arc<Self>,
         listed: &ListedGame,
@@ -90,8 +92,7 @@ impl Registry {
         let now = now_ms();
         {
             let mut guard = self.lock_game(id).await?;
-            let stale =
-                matches!(&*guard, CellState::Loaded(e) if e.game.version() < listed.version);
+            let stale = matches!(&*guard, CellState::Loaded(e) if e.stamp() != listed.stamp());
             if stale {
                 self.refresh(&mut guard, id).await?;
             }

@@ -11,6 +11,7 @@ use super::flag_timer::FlagTimer;
 use super::spectators::Published;
 use crate::lifecycle::{GameMeta, Match, Refusal};
 use crate::rules::{Color, Game, Move, Position};
+use crate::store::Stamp;
 
 /// A move played or taken back, with what describing it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +35,14 @@ pub struct GameEntry {
     /// Live events, created by the first subscription.
     pub(super) events: Option<broadcast::Sender<Arc<Published>>>,
     pub(super) timer: Option<FlagTimer>,
+    /// The token of the store write this state came from (`None` on a store with one
+    /// writer): with the version, the stamp the store's compare-and-set and freshness
+    /// checks compare ([`Stamp`]).
+    pub(super) token: Option<u64>,
+    /// The cache's epoch this entry was last known to be the stored state in: an entry
+    /// of an older epoch (the change feed reconnected since) is dropped and read again
+    /// before it answers anything ([`super::cache::Cache::invalidate_all`]).
+    pub(super) epoch: u64,
 }
 
 impl GameEntry {
@@ -47,6 +56,17 @@ impl GameEntry {
             views: None,
             events: None,
             timer: None,
+            token: None,
+            epoch: 0,
+        }
+    }
+
+    /// The stored state this entry is: its version and the token of the write that
+    /// stored it.
+    pub(super) fn stamp(&self) -> Stamp {
+        Stamp {
+            version: self.game.version(),
+            token: self.token,
         }
     }
 
@@ -134,7 +154,7 @@ impl GameEntry {
     /// and sends the spectators the events in between (as [`GameEntry::publish`] sends
     /// its own), so their streams go on without a gap. A game's log only grows, so the
     /// stored game extends this one.
-    pub(super) fn catch_up(&mut self, meta: GameMeta, game: Match) {
+    pub(super) fn catch_up(&mut self, meta: GameMeta, game: Match, token: Option<u64>) {
         let from = self.game.version() + 1;
         if let Some(tx) = &self.events
             && tx.receiver_count() > 0
@@ -155,6 +175,7 @@ impl GameEntry {
         self.san = game.game().san_moves();
         self.meta = meta;
         self.game = game;
+        self.token = token;
         self.views = None;
     }
 

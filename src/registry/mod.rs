@@ -124,6 +124,15 @@ impl Registry {
         }
     }
 
+    /// The epoch a cached game must have been read in to be answered from: it moves on
+    /// when the store's change feed reconnects (read synchronously from the store, so no
+    /// game cached before is answered from once the store is healthy again) and when the
+    /// registry drops every game itself ([`cache::Cache::invalidate_all`]). Both counters
+    /// only grow, so their sum changes whenever either does.
+    fn epoch(&self) -> u64 {
+        self.cache.epoch().wrapping_add(self.store.generation())
+    }
+
     /// Locks game `id`'s cell and makes sure it holds what the store has. Refused once
     /// the store has stopped (checked again after the wait for the lock).
     async fn lock_loaded(&self, id: &str) -> Result<OwnedMutexGuard<CellState>, RegistryError> {
@@ -131,6 +140,8 @@ impl Registry {
         let cell = self.cache.cell(id)?;
         let mut guard = cell.lock_owned().await;
         self.check_fault()?;
+        // Cached before the change feed reconnected: read it again.
+        self.cache.drop_if_stale(&mut guard, self.epoch());
         self.fill(&mut guard, id).await?;
         Ok(guard)
     }
@@ -138,9 +149,15 @@ impl Registry {
     /// Reads game `id` from the store into its locked cell, unless it is there already.
     async fn fill(&self, state: &mut CellState, id: &str) -> Result<(), RegistryError> {
         if matches!(*state, CellState::Unloaded) {
+            // Fresh in the epoch the read started in (an invalidation during the read
+            // makes it stale again).
+            let epoch = self.epoch();
             match self.store.load(id).await {
                 Ok(Some(loaded)) => {
-                    *state = CellState::Loaded(Box::new(GameEntry::new(loaded.meta, loaded.game)));
+                    let mut entry = GameEntry::new(loaded.meta, loaded.game);
+                    entry.token = loaded.token;
+                    entry.epoch = epoch;
+                    *state = CellState::Loaded(Box::new(entry));
                     self.cache.make_room(id);
                 }
                 Ok(None) => {}
@@ -230,6 +247,9 @@ impl Registry {
             loop {
                 let entry = loaded(&mut guard, &id)?;
                 let before = entry.game.version();
+                // The stored state this decision starts from (the version alone could
+                // name another state: see `Stamp`).
+                let stamp_before = entry.stamp();
                 let status_before = entry.game.status();
                 let result = match entry.settle(now) {
                     Ok(_) => f(entry, now),
@@ -240,9 +260,13 @@ impl Registry {
                     .into()),
                 };
                 if entry.game.version() != before {
-                    let written = registry.store.save(&entry.meta, &entry.game, before).await;
+                    let written = registry
+                        .store
+                        .save(&entry.meta, &entry.game, stamp_before)
+                        .await;
                     match written {
-                        Ok(()) => {
+                        Ok(token) => {
+                            entry.token = token;
                             // Durable, and (on a shared store) this write won its
                             // compare-and-set: an ending it made is counted here, once.
                             registry.tally.changed(status_before, entry.game.status());
@@ -277,10 +301,11 @@ impl Registry {
                 } else if registry.store.shared() && !verified {
                     // Decided without a write, on the game in memory, which another
                     // replica may have changed meanwhile (a write needs no such check: its
-                    // compare-and-set fails). Answer only from the stored version.
+                    // compare-and-set fails). Answer only from the stored state (version
+                    // and token).
                     verified = true;
                     registry.refresh(&mut guard, &id).await?;
-                    if !matches!(&*guard, CellState::Loaded(e) if e.game.version() == before) {
+                    if !matches!(&*guard, CellState::Loaded(e) if e.stamp() == stamp_before) {
                         continue;
                     }
                 }
@@ -342,7 +367,7 @@ impl Registry {
         // Another replica may create it after the load found nothing: then it is an
         // existing game like any other (read once more, below).
         let mut raced = false;
-        loop {
+        let (token, epoch) = loop {
             match &mut *guard {
                 CellState::Loaded(found) => {
                     existing(found)?;
@@ -351,10 +376,11 @@ impl Registry {
                 CellState::Damaged(e) => return Err(RegistryError::Damaged(e.clone()).into()),
                 CellState::Unloaded => {}
             }
+            let epoch = self.epoch();
             match self.store.create(&meta, &game).await {
-                Ok(()) => {
+                Ok(token) => {
                     self.tally.created(game.status());
-                    break;
+                    break (token, epoch);
                 }
                 Err(StoreError::AlreadyExists { .. }) if self.store.shared() && !raced => {
                     raced = true;
@@ -367,8 +393,10 @@ impl Registry {
                     return Err(RegistryError::from_store(e).into());
                 }
             }
-        }
+        };
         let mut entry = GameEntry::new(meta, game);
+        entry.token = token;
+        entry.epoch = epoch;
         let answered = answer(&mut entry, now_ms());
         self.arm(&mut entry, &id);
         *guard = CellState::Loaded(Box::new(entry));

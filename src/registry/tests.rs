@@ -5,7 +5,9 @@ use std::time::Duration;
 use super::*;
 use crate::lifecycle::{Refusal, Start};
 use crate::rules::{Position, Variant};
-use crate::store::{ListPage, LoadedGame, MemoryStore, StatusFilter, StoreChange, StoreFuture};
+use crate::store::{
+    ListPage, LoadedGame, MemoryStore, Stamp, StatusFilter, StoreChange, StoreFuture,
+};
 
 /// The catalog calls of a test store, passed to the store it wraps.
 macro_rules! delegate_catalog {
@@ -126,10 +128,15 @@ struct CountingStore {
 
 impl GameStore for CountingStore {
     delegate_catalog!(inner);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         self.inner.create(meta, game)
     }
-    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        v: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
         self.inner.save(meta, game, v)
     }
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -198,10 +205,10 @@ struct FailingStore(MemoryStore);
 
 impl GameStore for FailingStore {
     delegate_catalog!(0);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         self.0.create(meta, game)
     }
-    fn save<'a>(&'a self, _: &'a GameMeta, _: &'a Match, _: u64) -> StoreFuture<'a, ()> {
+    fn save<'a>(&'a self, _: &'a GameMeta, _: &'a Match, _: Stamp) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async { Err(StoreError::Io("disk full".into())) })
     }
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -234,10 +241,15 @@ struct DamagedStore(MemoryStore);
 
 impl GameStore for DamagedStore {
     delegate_catalog!(0);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         self.0.create(meta, game)
     }
-    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        v: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
         self.0.save(meta, game, v)
     }
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -312,15 +324,15 @@ impl RacingStore {
 
 impl GameStore for RacingStore {
     delegate_catalog!(inner);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         self.inner.create(meta, game)
     }
     fn save<'a>(
         &'a self,
         meta: &'a GameMeta,
         game: &'a Match,
-        expected_version: u64,
-    ) -> StoreFuture<'a, ()> {
+        expected_version: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
             let theirs = self.their_moves.lock().unwrap().pop();
             if let Some(uci) = theirs {
@@ -329,7 +341,9 @@ impl GameStore for RacingStore {
                 stored
                     .play(now_ms(), None, uci)
                     .expect("their move is legal");
-                self.inner.save(meta, &stored, version).await?;
+                self.inner
+                    .save(meta, &stored, Stamp::version(version))
+                    .await?;
             }
             let saved = self.inner.save(meta, game, expected_version).await;
             if matches!(saved, Err(StoreError::Conflict { .. })) {
@@ -491,18 +505,23 @@ impl GameStore for SharedStore {
             Ok(deleted)
         })
     }
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
-            self.inner.create(meta, game).await?;
+            let token = self.inner.create(meta, game).await?;
             self.announced(&meta.id, game.version());
-            Ok(())
+            Ok(token)
         })
     }
-    fn save<'a>(&'a self, meta: &'a GameMeta, game: &'a Match, v: u64) -> StoreFuture<'a, ()> {
+    fn save<'a>(
+        &'a self,
+        meta: &'a GameMeta,
+        game: &'a Match,
+        v: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
-            self.inner.save(meta, game, v).await?;
+            let token = self.inner.save(meta, game, v).await?;
             self.announced(&meta.id, game.version());
-            Ok(())
+            Ok(token)
         })
     }
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -835,5 +854,61 @@ async fn a_delete_on_one_replica_ends_the_spectators_on_another() {
             ply(&b, "g").await,
             Err(RegistryError::NotFound { id: "g".into() })
         );
+    }
+}
+
+/// Replaces game `id` in `store` behind every registry's back, as another replica that
+/// deleted it and created it again would (and unannounced, as while this replica was cut
+/// off): the new game reaches the same version with another move.
+async fn recreate_unannounced(store: &SharedStore, id: &str, uci: &str) {
+    let version = store.inner.delete(id, None).await.unwrap().expect("stored");
+    store
+        .inner
+        .create(&meta(id), &Match::untimed(Position::new()))
+        .await
+        .unwrap();
+    let mut game = Match::untimed(Position::new());
+    game.play(now_ms(), None, uci).expect("legal");
+    store
+        .inner
+        .save(&meta(id), &game, Stamp::version(0))
+        .await
+        .unwrap();
+    assert_eq!(game.version(), version, "the same version, other moves");
+}
+
+#[tokio::test]
+async fn a_reconnected_feed_drops_every_cached_game_watched_or_not() {
+    let store = SharedStore::new(true);
+    let registry = Arc::new(Registry::new(store.clone(), 16));
+    registry.follow_store();
+    for id in ["idle", "watched"] {
+        create(&registry, id).await.unwrap();
+        play(&registry, id, "e2e4").await.unwrap();
+    }
+    let _watching = registry.subscribe("watched", 2).await.unwrap();
+    let san = |id: &'static str| {
+        let registry = registry.clone();
+        async move { registry.read(id, |e, _| e.san().to_vec()).await.unwrap() }
+    };
+    for id in ["idle", "watched"] {
+        recreate_unannounced(&store, id, "d2d4").await;
+    }
+    // This store has no write tokens (one writer's versions name states), so before the
+    // feed says it reconnected the cache cannot tell: the hole a reconnection closes.
+    assert_eq!(san("idle").await, ["e4"]);
+
+    let _ = store.feed.send(StoreChange::Resync);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        let seen = (san("idle").await, san("watched").await);
+        if seen == (vec!["d4".to_string()], vec!["d4".to_string()]) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "after the feed reconnected, the registry still answers {seen:?} from its cache"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -128,6 +128,17 @@ impl EncoderCache {
         g.young.get(id).or_else(|| g.old.get(id)).map(|c| c.version)
     }
 
+    /// Forgets every encoding: after the change feed reconnected, nothing this replica
+    /// remembers of a game is trusted (an encoding is still checked against the game it
+    /// encodes, so this only keeps the cache from holding what is no longer stored).
+    pub(super) fn clear(&self) {
+        for shard in &self.shards {
+            let mut g = shard.lock().unwrap_or_else(|p| p.into_inner());
+            g.young.clear();
+            g.old.clear();
+        }
+    }
+
     pub(super) fn put(&self, id: &str, enc: CachedEncoder) {
         if self.per_generation == 0 {
             return;

@@ -6,10 +6,13 @@
 //! - `create` and `save` write the game's full record; their future resolves once the
 //!   change is durable (at the configured durability level). Callers acknowledge a change
 //!   to their client only after it resolved.
-//! - Every stored game has a version ([`Match::version`]). `save` names the version it
-//!   expects to replace and fails with [`StoreError::Conflict`] if another writer got there
-//!   first: with several replicas on one database, the database decides which of two
-//!   racing changes wins. On one node, writes for one game are issued by that game's
+//! - Every stored game has a version ([`Match::version`]) and, on a store other processes
+//!   write too, a random token drawn by its last write: together its [`Stamp`], which
+//!   names one stored state exactly (a version alone comes back with other moves after a
+//!   delete and re-create, or a failover to a standby that lagged). `save` names the
+//!   stamp it expects to replace and fails with [`StoreError::Conflict`] if another writer
+//!   got there first: with several replicas on one database, the database decides which
+//!   of two racing changes wins. On one node, writes for one game are issued by that game's
 //!   single serialization point (the registry's per-game lock), so a conflict cannot
 //!   happen there, but the check is made all the same.
 //! - `load` replays every event through the rules and the lifecycle; a record that fails
@@ -35,6 +38,7 @@ pub mod ledger;
 pub mod postgres;
 pub mod rollback;
 pub mod sled_store;
+mod stamp;
 pub mod tally;
 pub mod verify;
 
@@ -42,6 +46,7 @@ pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
 pub use postgres::{PgConfig, PgStore};
 pub use sled_store::{Durability, SledConfig, SledStore};
+pub use stamp::Stamp;
 pub use tally::GameTally;
 
 /// A game read back from the store, already replayed.
@@ -51,6 +56,19 @@ pub struct LoadedGame {
     pub meta: GameMeta,
     /// The game, replayed through the rules and the lifecycle.
     pub game: Match,
+    /// The token of the write that stored it (`None` on a store with one writer): see
+    /// [`Stamp`].
+    pub token: Option<u64>,
+}
+
+impl LoadedGame {
+    /// The stored state this game is: its version and token.
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            version: self.game.version(),
+            token: self.token,
+        }
+    }
 }
 
 /// What can go wrong in a store.
@@ -155,13 +173,26 @@ impl StatusFilter {
     }
 }
 
-/// A game a listing found: its id and the version stored when it was listed.
+/// A game a listing found: its id and the stamp stored when it was listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListedGame {
     /// The game's id.
     pub id: String,
-    /// Its stored version (a cached game at this version is current).
+    /// Its stored version.
     pub version: u64,
+    /// The token of the write that stored it (`None` on a store with one writer): a
+    /// cached game is current only with this version *and* this token ([`Stamp`]).
+    pub token: Option<u64>,
+}
+
+impl ListedGame {
+    /// The stored state the listing saw.
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            version: self.version,
+            token: self.token,
+        }
+    }
 }
 
 /// One page of a listing ([`GameStore::list`]).
@@ -191,7 +222,10 @@ pub enum StoreChange {
         /// The version committed.
         version: u64,
     },
-    /// Announcements may have been missed (the feed reconnected): re-check what you hold.
+    /// Announcements may have been missed (the feed reconnected: this replica was cut off
+    /// from the store, or paused): any game may have changed, even back to the version a
+    /// replica holds with other moves, so drop every cached game (not only the watched
+    /// ones). Sent before the store says it is healthy again.
     Resync,
 }
 
@@ -223,18 +257,21 @@ impl Durable {
 /// stateless replicas) does not hold a thread while it waits.
 pub trait GameStore: Send + Sync + 'static {
     /// Stores a new game at version `game.version()`; AlreadyExists if the id is taken.
-    /// Resolves once durable.
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()>;
-    /// Replaces the stored game, which must be at `expected_version`, with `game` (at
-    /// `game.version()`). `StoreError::Conflict { id, current }` if the stored version is
-    /// another one (another writer won; a game no longer stored at all counts as
-    /// `current` 0). Resolves once durable.
+    /// Resolves once durable, with the token the write drew (`None` on a store with one
+    /// writer; see [`Stamp`]).
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>>;
+    /// Replaces the stored game, which must be in the state `expected` (its version and,
+    /// on a shared store, its token), with `game` (at `game.version()`).
+    /// `StoreError::Conflict { id, current }` if the stored state is another one (another
+    /// writer won, or the game was deleted and created again: `current` is the stored
+    /// version, which may even equal the expected one; a game no longer stored at all
+    /// counts as `current` 0). Resolves once durable, with the token the write drew.
     fn save<'a>(
         &'a self,
         meta: &'a GameMeta,
         game: &'a Match,
-        expected_version: u64,
-    ) -> StoreFuture<'a, ()>;
+        expected: Stamp,
+    ) -> StoreFuture<'a, Option<u64>>;
     /// Reads and replays a game; Ok(None) if there is none.
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
     /// Lists the games of `filter` whose ids come after `after` (all of them for `None`)
@@ -270,15 +307,24 @@ pub trait GameStore: Send + Sync + 'static {
 
     /// True when other processes write to this store too (replicas sharing a database):
     /// a game kept in memory may then be stale, so the registry checks
-    /// [`GameStore::stored_version`] before answering from it and follows
+    /// [`GameStore::stored_stamp`] before answering from it and follows
     /// [`GameStore::changes`].
     fn shared(&self) -> bool {
         false
     }
-    /// The version stored for `id` (`None`: no such game), cheaper than a load: lets a
-    /// replica reuse its decoded game while it is unchanged.
-    fn stored_version<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { Ok(self.load(id).await?.map(|l| l.game.version())) })
+    /// The stamp stored for `id` (`None`: no such game), cheaper than a load: lets a
+    /// replica reuse its decoded game while it is exactly the stored state (same version
+    /// and same token, see [`Stamp`]).
+    fn stored_stamp<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Stamp>> {
+        Box::pin(async move { Ok(self.load(id).await?.map(|l| l.stamp())) })
+    }
+    /// How many times the change feed reconnected (0 for a store without one). Moves on
+    /// before the store reports itself healthy again after a reconnection, so a registry
+    /// that compares it with the value its cached games were read at drops every game
+    /// cached before, whatever announcements were missed ([`StoreChange::Resync`] says
+    /// the same on the feed, later).
+    fn generation(&self) -> u64 {
+        0
     }
     /// Changes committed by any writer, as they are announced (`None`: only this process
     /// writes, so there is nothing to follow).
@@ -340,15 +386,16 @@ impl MemoryStore {
             LoadedGame {
                 meta: meta.clone(),
                 game: game.clone(),
+                token: None,
             },
         );
         Ok(())
     }
 
-    fn save_now(&self, meta: &GameMeta, game: &Match, expected: u64) -> Result<(), StoreError> {
+    fn save_now(&self, meta: &GameMeta, game: &Match, expected: Stamp) -> Result<(), StoreError> {
         let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
         let current = games.get(&meta.id).map_or(0, |g| g.game.version());
-        if !games.contains_key(&meta.id) || current != expected {
+        if !games.contains_key(&meta.id) || current != expected.version {
             return Err(StoreError::Conflict {
                 id: meta.id.clone(),
                 current,
@@ -359,6 +406,7 @@ impl MemoryStore {
             LoadedGame {
                 meta: meta.clone(),
                 game: game.clone(),
+                token: None,
             },
         );
         Ok(())
@@ -382,6 +430,7 @@ impl MemoryStore {
             .map(|(id, g)| ListedGame {
                 id: id.clone(),
                 version: g.game.version(),
+                token: None,
             })
             .collect();
         let more = matching.next().is_some();
@@ -416,21 +465,21 @@ impl GameStore for MemoryStore {
         "memory"
     }
 
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(self.create_now(meta, game)))
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(std::future::ready(
+            self.create_now(meta, game).map(|()| None),
+        ))
     }
 
     fn save<'a>(
         &'a self,
         meta: &'a GameMeta,
         game: &'a Match,
-        expected_version: u64,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(self.save_now(
-            meta,
-            game,
-            expected_version,
-        )))
+        expected: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(std::future::ready(
+            self.save_now(meta, game, expected).map(|()| None),
+        ))
     }
 
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {

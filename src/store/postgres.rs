@@ -7,9 +7,13 @@
 //!   here too), the status (for listing), the flag deadline of a running timed game, and
 //!   timestamps.
 //! - The database, not a replica, orders changes to one game: `save` is a compare-and-set
-//!   on the version (`UPDATE … WHERE id = v.id AND version = v.expected`); the loser gets
-//!   [`StoreError::Conflict`] with the current version and the registry decides again on
-//!   the fresh state.
+//!   on the version and the write token (`UPDATE … WHERE id = v.id AND version =
+//!   v.expected AND token = v.expected_token`); the loser gets [`StoreError::Conflict`]
+//!   with the current version and the registry decides again on the fresh state. Every
+//!   write draws a fresh random token (`token` column): a version number alone comes back
+//!   with other moves after a delete and re-create by another replica, or after a
+//!   failover to a standby that lagged, and a replica holding the old state must neither
+//!   answer from it nor win the compare-and-set with it ([`super::Stamp`]).
 //! - Group commit: the saves that arrive while one is being written go together in the
 //!   next statement (one `UPDATE … FROM unnest(…)`, each row its own compare-and-set), so
 //!   under load many Plays share one transaction and one WAL flush (about 11 Plays a
@@ -27,10 +31,12 @@
 //!   with the NOTIFY inside, 5,445 without). Instead one notifier task a replica sends the
 //!   changes committed meanwhile in one `pg_notify` after the commits, batching by itself
 //!   under load. A replica killed between a commit and its notify leaves that change
-//!   unannounced: the registry also re-checks watched games every second
-//!   ([`StoreChange::Resync`]), which bounds the delay. A dedicated listening connection
-//!   turns notifications into [`StoreChange`]s; when it has to reconnect, notifications
-//!   may have been missed, so it sends [`StoreChange::Resync`] too.
+//!   unannounced: the registry also re-checks watched games every second, which bounds
+//!   the delay (and every read checks the stored stamp anyway). A dedicated listening
+//!   connection turns notifications into [`StoreChange`]s; when it has to reconnect,
+//!   notifications may have been missed, so it forgets its cached encodings and sends
+//!   [`StoreChange::Resync`] (every replica's registry then drops every cached game)
+//!   before it reports itself healthy again.
 //! - The listening connection doubles as the health probe: while it is down (or a ping on
 //!   it goes unanswered) the store reports itself unavailable, and it reconnects by
 //!   itself.
@@ -59,8 +65,8 @@ use crate::lifecycle::{Match, Status};
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::{
-    GameMeta, GameStore, GameTally, ListPage, ListedGame, LoadedGame, StatusFilter, StoreChange,
-    StoreError, StoreFuture,
+    GameMeta, GameStore, GameTally, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
+    StoreChange, StoreError, StoreFuture,
 };
 
 /// The channel every committed change is announced on (payload `<id> <version>`).
@@ -105,6 +111,16 @@ const MIGRATIONS: &[(i32, &str)] = &[
         "DROP INDEX chess_games_status;
      CREATE INDEX chess_games_status ON chess_games (status, id COLLATE \"C\");
      CREATE INDEX chess_games_id_bytes ON chess_games (id COLLATE \"C\")",
+    ),
+    // The write token (see [`super::Stamp`]): 64 random bits a write, compared with the
+    // version by every compare-and-set and freshness check. The volatile default gives
+    // each existing row its own random token (PostgreSQL rewrites the table once), and
+    // a row inserted by a replica of an older build one too. Not indexed: a move still
+    // changes no indexed column, so untimed Plays stay HOT updates.
+    (
+        4,
+        "ALTER TABLE chess_games ADD COLUMN token bigint NOT NULL
+         DEFAULT ('x' || md5(random()::text || clock_timestamp()::text))::bit(64)::bigint",
     ),
 ];
 
@@ -158,14 +174,19 @@ struct Inner {
     encoders: EncoderCache,
     /// The flag falls this replica's sweep committed (for the metrics).
     tally: Arc<GameTally>,
+    /// How many times the listener (the change feed) connected: see
+    /// [`GameStore::generation`].
+    generation: std::sync::atomic::AtomicU64,
 }
 
-/// A save waiting to be written in the next batch: the row, the version it must replace,
-/// and where to say whether it did.
+/// A save waiting to be written in the next batch: the row, the version and token it must
+/// replace (no token: the version alone, for a caller that knows none), and where to say
+/// whether it did.
 struct PendingSave {
     id: String,
     row: Row,
     expected: i64,
+    expected_token: Option<i64>,
     done: oneshot::Sender<Result<bool, StoreError>>,
 }
 
@@ -247,9 +268,29 @@ fn to_i64(v: u64, what: &str) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Io(format!("{what} {v} does not fit the database")))
 }
 
+/// A token as the `bigint` column holds it: the same 64 bits, read as signed.
+fn token_to_db(token: u64) -> i64 {
+    i64::from_ne_bytes(token.to_ne_bytes())
+}
+
+/// A token as the column holds it, back as the store's `u64`.
+fn token_from_db(token: i64) -> u64 {
+    u64::from_ne_bytes(token.to_ne_bytes())
+}
+
+/// The stamp of a row's `version` and `token` columns.
+fn stamp_of(version: i64, token: i64) -> Stamp {
+    Stamp {
+        version: version.max(0) as u64,
+        token: Some(token_from_db(token)),
+    }
+}
+
 /// The columns a game's row gets from its current state.
 struct Row {
     version: i64,
+    /// The fresh token this write draws.
+    token: i64,
     record: Vec<u8>,
     status: &'static str,
     flag_at_ms: Option<i64>,
@@ -269,6 +310,7 @@ impl Row {
         let (record, cached) = encoder_cache::encode(meta, game, cached, since)?;
         let row = Row {
             version: to_i64(game.version(), "version")?,
+            token: token_to_db(Stamp::fresh_token()?),
             record,
             status: status_name(game.status()),
             flag_at_ms: game
@@ -280,22 +322,28 @@ impl Row {
     }
 }
 
-const INSERT: &str = "INSERT INTO chess_games (id, version, record, status, flag_at_ms)
-    VALUES ($1, $2, $3, $4, $5)
+const INSERT: &str = "INSERT INTO chess_games (id, version, record, status, flag_at_ms, token)
+    VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT (id) DO NOTHING";
 
+/// The sweep's write of a row it holds locked: `$7` the new token, `$8` the token read.
 const UPDATE: &str = "UPDATE chess_games
-    SET version = $2, record = $3, status = $4, flag_at_ms = $5, updated_at = now()
-    WHERE id = $1 AND version = $6";
+    SET version = $2, record = $3, status = $4, flag_at_ms = $5, token = $7,
+        updated_at = now()
+    WHERE id = $1 AND version = $6 AND token = $8";
 
-/// Many saves in one statement: `$1`.. `$6` are arrays of the ids, new versions, records,
-/// statuses, flag deadlines and expected versions; returns the ids whose row it replaced.
+/// Many saves in one statement: `$1`.. `$8` are arrays of the ids, new versions, records,
+/// statuses, flag deadlines, expected versions, new tokens and expected tokens (NULL: any
+/// token); returns the ids whose row it replaced. Each row is its own compare-and-set on
+/// the version and the token.
 const UPDATE_MANY: &str = "UPDATE chess_games AS g
     SET version = v.version, record = v.record, status = v.status,
-        flag_at_ms = v.flag_at_ms, updated_at = now()
-    FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::text[], $5::bigint[], $6::bigint[])
-        AS v(id, version, record, status, flag_at_ms, expected)
+        flag_at_ms = v.flag_at_ms, token = v.token, updated_at = now()
+    FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::text[], $5::bigint[], $6::bigint[],
+                $7::bigint[], $8::bigint[])
+        AS v(id, version, record, status, flag_at_ms, expected, token, expected_token)
     WHERE g.id = v.id AND g.version = v.expected
+        AND (v.expected_token IS NULL OR g.token = v.expected_token)
     RETURNING g.id";
 
 /// How many games' encodings a replica keeps (as the embedded store's default).
@@ -309,16 +357,16 @@ const NOTIFY: &str = "SELECT pg_notify('chess_games', $1)";
 /// PostgreSQL's limit on a notification payload is 8000 bytes: stay below it.
 const PAYLOAD_MAX: usize = 7900;
 
-const VERSION: &str = "SELECT version FROM chess_games WHERE id = $1";
+const STAMP: &str = "SELECT version, token FROM chess_games WHERE id = $1";
 
-const LOAD: &str = "SELECT version, record FROM chess_games WHERE id = $1";
+const LOAD: &str = "SELECT version, record, token FROM chess_games WHERE id = $1";
 
 /// `$1` the id to list after (`''` for the first page), `$2` how many rows.
-const LIST_ALL: &str = "SELECT id, version FROM chess_games
+const LIST_ALL: &str = "SELECT id, version, token FROM chess_games
     WHERE id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
-const LIST_IN_PROGRESS: &str = "SELECT id, version FROM chess_games
+const LIST_IN_PROGRESS: &str = "SELECT id, version, token FROM chess_games
     WHERE status = 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
-const LIST_ENDED: &str = "SELECT id, version FROM chess_games
+const LIST_ENDED: &str = "SELECT id, version, token FROM chess_games
     WHERE status <> 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
 
 /// `$1` the id, `$2` the expected version or NULL.
@@ -372,6 +420,7 @@ impl PgStore {
             saves,
             encoders: EncoderCache::new(ENCODER_CACHE_GAMES),
             tally: Arc::new(GameTally::new()),
+            generation: std::sync::atomic::AtomicU64::new(0),
         });
         inner.migrate().await?;
         inner.warn_if_not_durable().await?;
@@ -397,8 +446,9 @@ impl PgStore {
         })
     }
 
-    /// Stores a new game: `AlreadyExists` if the id is taken. Committed when it returns.
-    pub async fn create(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
+    /// Stores a new game: `AlreadyExists` if the id is taken. Committed when it returns;
+    /// returns the row's token.
+    pub async fn create(&self, meta: &GameMeta, game: &Match) -> Result<u64, StoreError> {
         let (row, cached) = Row::of(meta, game, None, 0)?;
         let inserted = self.insert_row(&meta.id, &row).await?;
         if inserted == 0 {
@@ -408,25 +458,30 @@ impl PgStore {
         }
         self.inner.encoders.put(&meta.id, cached);
         self.inner.announce(&meta.id, game.version());
-        Ok(())
+        Ok(token_from_db(row.token))
     }
 
-    /// Replaces the game's row if its stored version is still `expected_version`;
-    /// otherwise [`StoreError::Conflict`] with the version stored now. Committed when it
-    /// returns, in one statement with the other saves queued meanwhile ([`write_saves`]).
+    /// Replaces the game's row if it is still in the state `expected` (its version and,
+    /// when given, its token); otherwise [`StoreError::Conflict`] with the version stored
+    /// now (which may be the expected one, with another token: the game was written since
+    /// by another replica, e.g. deleted and created again). Committed when it returns, in
+    /// one statement with the other saves queued meanwhile ([`write_saves`]); returns the
+    /// row's new token.
     pub async fn save(
         &self,
         meta: &GameMeta,
         game: &Match,
-        expected_version: u64,
-    ) -> Result<(), StoreError> {
+        expected: Stamp,
+    ) -> Result<u64, StoreError> {
         let (done, answer) = oneshot::channel();
         let cached = self.inner.encoders.take(&meta.id);
-        let (row, cached) = Row::of(meta, game, cached, expected_version)?;
+        let (row, cached) = Row::of(meta, game, cached, expected.version)?;
+        let token = token_from_db(row.token);
         let pending = PendingSave {
             id: meta.id.clone(),
             row,
-            expected: to_i64(expected_version, "version")?,
+            expected: to_i64(expected.version, "version")?,
+            expected_token: expected.token.map(token_to_db),
             done,
         };
         self.inner
@@ -441,9 +496,9 @@ impl PgStore {
         };
         if updated {
             self.inner.encoders.put(&meta.id, cached);
-            return Ok(());
+            return Ok(token);
         }
-        let current = self.stored_version(&meta.id).await?.unwrap_or(0);
+        let current = self.stored_stamp(&meta.id).await?.map_or(0, |s| s.version);
         Err(StoreError::Conflict {
             id: meta.id.clone(),
             current,
@@ -451,7 +506,7 @@ impl PgStore {
     }
 
     /// Runs [`INSERT`] with the row's parameters (`$1` id, `$2` version, `$3` record,
-    /// `$4` status, `$5` flag deadline); returns how many rows it inserted.
+    /// `$4` status, `$5` flag deadline, `$6` token); returns how many rows it inserted.
     async fn insert_row(&self, id: &str, row: &Row) -> Result<u64, StoreError> {
         self.inner
             .run(|client| async move {
@@ -459,42 +514,51 @@ impl PgStore {
                 client
                     .execute(
                         &stmt,
-                        &[&id, &row.version, &row.record, &row.status, &row.flag_at_ms],
+                        &[
+                            &id,
+                            &row.version,
+                            &row.record,
+                            &row.status,
+                            &row.flag_at_ms,
+                            &row.token,
+                        ],
                     )
                     .await
             })
             .await
     }
 
-    /// The version stored for `id` (`None`: no such game): one indexed read, so a
-    /// replica can reuse its decoded game when it is unchanged.
-    pub async fn stored_version(&self, id: &str) -> Result<Option<u64>, StoreError> {
-        let version: Option<i64> = self
+    /// The stamp (version and token) stored for `id` (`None`: no such game): one
+    /// indexed read, so a replica can reuse its decoded game while it is exactly the
+    /// stored state.
+    pub async fn stored_stamp(&self, id: &str) -> Result<Option<Stamp>, StoreError> {
+        let stamp: Option<(i64, i64)> = self
             .inner
             .run(|client| async move {
-                let stmt = client.prepare_cached(VERSION).await?;
-                let row = client.query_opt(&stmt, &[&id]).await?;
-                Ok(row.map(|r| r.get(0)))
-            })
-            .await?;
-        Ok(version.map(|v| v.max(0) as u64))
-    }
-
-    /// Reads and replays a game; `Ok(None)` if there is no such game.
-    pub async fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
-        let row: Option<(i64, Vec<u8>)> = self
-            .inner
-            .run(|client| async move {
-                let stmt = client.prepare_cached(LOAD).await?;
+                let stmt = client.prepare_cached(STAMP).await?;
                 let row = client.query_opt(&stmt, &[&id]).await?;
                 Ok(row.map(|r| (r.get(0), r.get(1))))
             })
             .await?;
-        let Some((version, record)) = row else {
+        Ok(stamp.map(|(version, token)| stamp_of(version, token)))
+    }
+
+    /// Reads and replays a game; `Ok(None)` if there is no such game.
+    pub async fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
+        let row: Option<(i64, Vec<u8>, i64)> = self
+            .inner
+            .run(|client| async move {
+                let stmt = client.prepare_cached(LOAD).await?;
+                let row = client.query_opt(&stmt, &[&id]).await?;
+                Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
+            })
+            .await?;
+        let Some((version, record, token)) = row else {
             return Ok(None);
         };
         let decoded = decode_row(id, version, &record)?;
-        let (loaded, cached) = CachedEncoder::split(decoded);
+        let (mut loaded, cached) = CachedEncoder::split(decoded);
+        loaded.token = Some(token_from_db(token));
         self.inner.encoders.put(id, cached);
         Ok(Some(loaded))
     }
@@ -515,21 +579,28 @@ impl PgStore {
         };
         let after = after.unwrap_or("");
         let rows_wanted = (limit + 1) as i64;
-        let rows: Vec<(String, i64)> = self
+        let rows: Vec<(String, i64, i64)> = self
             .inner
             .run(|client| async move {
                 let stmt = client.prepare_cached(sql).await?;
                 let rows = client.query(&stmt, &[&after, &rows_wanted]).await?;
-                Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+                Ok(rows
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect())
             })
             .await?;
         let more = rows.len() > limit;
         let games: Vec<ListedGame> = rows
             .into_iter()
             .take(limit)
-            .map(|(id, version)| ListedGame {
-                id,
-                version: version.max(0) as u64,
+            .map(|(id, version, token)| {
+                let stamp = stamp_of(version, token);
+                ListedGame {
+                    id,
+                    version: stamp.version,
+                    token: stamp.token,
+                }
             })
             .collect();
         Ok(ListPage {
@@ -563,11 +634,11 @@ impl PgStore {
             let _ = self.inner.committed.send(format!("{id} {DELETED}"));
             return Ok(Some(version.max(0) as u64));
         }
-        match self.stored_version(id).await? {
+        match self.stored_stamp(id).await? {
             None => Ok(None),
             Some(current) => Err(StoreError::Conflict {
                 id: id.to_string(),
-                current,
+                current: current.version,
             }),
         }
     }
@@ -600,17 +671,17 @@ impl GameStore for PgStore {
         "postgres"
     }
 
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
-        Box::pin(PgStore::create(self, meta, game))
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { PgStore::create(self, meta, game).await.map(Some) })
     }
 
     fn save<'a>(
         &'a self,
         meta: &'a GameMeta,
         game: &'a Match,
-        expected_version: u64,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(PgStore::save(self, meta, game, expected_version))
+        expected: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { PgStore::save(self, meta, game, expected).await.map(Some) })
     }
 
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -642,8 +713,14 @@ impl GameStore for PgStore {
         true
     }
 
-    fn stored_version<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(PgStore::stored_version(self, id))
+    fn stored_stamp<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Stamp>> {
+        Box::pin(PgStore::stored_stamp(self, id))
+    }
+
+    fn generation(&self) -> u64 {
+        self.inner
+            .generation
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn changes(&self) -> Option<broadcast::Receiver<StoreChange>> {
@@ -734,8 +811,18 @@ impl Inner {
         let statuses: Vec<&str> = batch.iter().map(|s| s.row.status).collect();
         let flags: Vec<Option<i64>> = batch.iter().map(|s| s.row.flag_at_ms).collect();
         let expected: Vec<i64> = batch.iter().map(|s| s.expected).collect();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-            [&ids, &versions, &records, &statuses, &flags, &expected];
+        let tokens: Vec<i64> = batch.iter().map(|s| s.row.token).collect();
+        let expected_tokens: Vec<Option<i64>> = batch.iter().map(|s| s.expected_token).collect();
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+            &ids,
+            &versions,
+            &records,
+            &statuses,
+            &flags,
+            &expected,
+            &tokens,
+            &expected_tokens,
+        ];
         let written = self
             .run(|client| async move {
                 let stmt = client.prepare_cached(UPDATE_MANY).await?;
@@ -851,7 +938,7 @@ impl Inner {
             let tx = client.transaction().await?;
             let due = tx
                 .query(
-                    "SELECT id, version, record FROM chess_games
+                    "SELECT id, version, record, token FROM chess_games
                      WHERE flag_at_ms <= $1 ORDER BY flag_at_ms LIMIT $2
                      FOR UPDATE SKIP LOCKED",
                     &[&now, &limit],
@@ -862,6 +949,7 @@ impl Inner {
                 let id: String = row.get(0);
                 let version: i64 = row.get(1);
                 let record: Vec<u8> = row.get(2);
+                let token: i64 = row.get(3);
                 let mut loaded = match decode_row(&id, version, &record).map(|d| d.loaded) {
                     Ok(loaded) => loaded,
                     Err(e) => {
@@ -906,6 +994,8 @@ impl Inner {
                         &next.status,
                         &next.flag_at_ms,
                         &version,
+                        &next.token,
+                        &token,
                     ],
                 )
                 .await?;
@@ -1098,10 +1188,16 @@ async fn listen_once(
         let Some(strong) = inner.upgrade() else {
             return "the store is closed".into();
         };
+        // Changes may have been missed while not listening: nothing remembered of a game
+        // is trusted any more. Told before health says SERVING again (the registry drops
+        // every cached game on it), and the encodings are forgotten here.
+        strong.encoders.clear();
+        strong
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _ = strong.changes.send(StoreChange::Resync);
         strong.healthy.send_replace(true);
         tracing::info!("listening for game changes on the database");
-        // Changes may have been missed while not listening.
-        let _ = strong.changes.send(StoreChange::Resync);
     }
     let mut ping = tokio::time::interval(Duration::from_millis(1000));
     ping.tick().await;

@@ -35,8 +35,8 @@ use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
 use super::ledger::{self, Change, Commits};
 use super::rollback;
 use super::{
-    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, StatusFilter, StoreError,
-    StoreFuture,
+    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
+    StoreError, StoreFuture,
 };
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -1090,7 +1090,11 @@ impl Shared {
                 .version(&id)
                 .or_else(|| codec::peek_version(&record))
                 .unwrap_or(0);
-            page.games.push(ListedGame { id, version });
+            page.games.push(ListedGame {
+                id,
+                version,
+                token: None,
+            });
             if scanned >= LIST_SCAN_BUDGET {
                 page.resume_after = page.games.last().map(|g| g.id.clone());
                 break;
@@ -1160,17 +1164,26 @@ impl GameStore for SledStore {
         "sled"
     }
 
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, ()> {
-        Box::pin(async move { SledStore::create(self, meta, game)?.wait().await })
+    // One writer (this process): the version names a state, so no token.
+    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            SledStore::create(self, meta, game)?.wait().await?;
+            Ok(None)
+        })
     }
 
     fn save<'a>(
         &'a self,
         meta: &'a GameMeta,
         game: &'a Match,
-        expected_version: u64,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move { self.write(meta, game, Some(expected_version))?.wait().await })
+        expected: Stamp,
+    ) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            self.write(meta, game, Some(expected.version))?
+                .wait()
+                .await?;
+            Ok(None)
+        })
     }
 
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
@@ -1255,7 +1268,7 @@ mod tests {
         game
     }
 
-    fn conflict(id: &str, current: u64) -> Result<(), StoreError> {
+    fn conflict(id: &str, current: u64) -> Result<Option<u64>, StoreError> {
         Err(StoreError::Conflict {
             id: id.into(),
             current,
@@ -1276,34 +1289,40 @@ mod tests {
             let store = open();
             let m = meta("g");
             GameStore::create(&store, &m, &game(&[])).await.unwrap();
-            GameStore::save(&store, &m, &game(&["e2e4"]), 0)
+            GameStore::save(&store, &m, &game(&["e2e4"]), Stamp::version(0))
                 .await
                 .unwrap();
             // A writer that decided on version 0 lost the race.
             assert_eq!(
-                GameStore::save(&store, &m, &game(&["d2d4"]), 0).await,
+                GameStore::save(&store, &m, &game(&["d2d4"]), Stamp::version(0)).await,
                 conflict("g", 1)
             );
             drop(store);
 
             let store = open();
             assert_eq!(
-                GameStore::save(&store, &m, &game(&["d2d4"]), 0).await,
+                GameStore::save(&store, &m, &game(&["d2d4"]), Stamp::version(0)).await,
                 conflict("g", 1),
                 "cache {cache}: the version read from the record"
             );
-            GameStore::save(&store, &m, &game(&["e2e4", "e7e5"]), 1)
+            GameStore::save(&store, &m, &game(&["e2e4", "e7e5"]), Stamp::version(1))
                 .await
                 .unwrap();
             let loaded = GameStore::load(&store, "g").await.unwrap().unwrap();
             assert_eq!(loaded.game.game().san_moves(), ["e4", "e5"]);
             assert_eq!(
-                GameStore::save(&store, &m, &game(&["e2e4", "e7e5", "g1f3"]), 3).await,
+                GameStore::save(
+                    &store,
+                    &m,
+                    &game(&["e2e4", "e7e5", "g1f3"]),
+                    Stamp::version(3)
+                )
+                .await,
                 conflict("g", 2)
             );
             // A game that is not stored at all: nobody's version to replace.
             assert_eq!(
-                GameStore::save(&store, &meta("none"), &game(&["e2e4"]), 0).await,
+                GameStore::save(&store, &meta("none"), &game(&["e2e4"]), Stamp::version(0)).await,
                 conflict("none", 0)
             );
             assert!(GameStore::load(&store, "none").await.unwrap().is_none());

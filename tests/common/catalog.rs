@@ -5,7 +5,7 @@
 
 use chess_service::lifecycle::{GameMeta, Match, Start, Tags};
 use chess_service::rules::{Color, Position, Variant};
-use chess_service::store::{GameStore, ListPage, StatusFilter, StoreError};
+use chess_service::store::{GameStore, ListPage, Stamp, StatusFilter, StoreError};
 
 fn meta(id: &str, tags: Tags) -> GameMeta {
     GameMeta {
@@ -60,7 +60,7 @@ pub async fn check_catalog(store: &dyn GameStore) {
             m.resign(0, Color::Black).expect("resigns");
         }
         store
-            .save(&meta(id, tags.clone()), &m, 0)
+            .save(&meta(id, tags.clone()), &m, Stamp::version(0))
             .await
             .expect("save");
     }
@@ -104,7 +104,7 @@ pub async fn check_catalog(store: &dyn GameStore) {
     assert_eq!(store.delete("a9", Some(2)).await, Ok(Some(2)));
     assert_eq!(store.delete("b", None).await, Ok(Some(1)));
     assert!(store.load("a9").await.unwrap().is_none());
-    assert_eq!(store.stored_version("a9").await, Ok(None));
+    assert_eq!(store.stored_stamp("a9").await, Ok(None));
     // A missing game: no error, but nothing deleted (with or without a version).
     assert_eq!(store.delete("a9", None).await, Ok(None));
     assert_eq!(store.delete("never", Some(0)).await, Ok(None));
@@ -123,7 +123,10 @@ pub async fn check_catalog(store: &dyn GameStore) {
     let mut m = store.load("é").await.unwrap().expect("stored").game;
     let v = m.version();
     m.undo(0, None).expect("an admin undo reopens the game");
-    store.save(&meta("é", tags.clone()), &m, v).await.unwrap();
+    store
+        .save(&meta("é", tags.clone()), &m, Stamp::version(v))
+        .await
+        .unwrap();
     assert_eq!(
         list_all(store, StatusFilter::Ended, 100).await,
         [Vec::<String>::new()]

@@ -13,6 +13,7 @@
 //! - [`metrics`]: a server's `/metrics`, scraped and parsed.
 #![allow(dead_code)]
 
+pub mod blackhole;
 pub mod catalog;
 pub mod client;
 pub mod corpus_games;

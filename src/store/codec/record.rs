@@ -445,7 +445,11 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
         }
     };
     Ok(Decoded {
-        loaded: LoadedGame { meta, game },
+        loaded: LoadedGame {
+            meta,
+            game,
+            token: None,
+        },
         encoder,
         skipped_sections: skipped,
     })
