@@ -67,7 +67,7 @@ impl InFlight {
     }
 }
 
-/// One admitted call; frees its slot when dropped (the call answered or was cancelled).
+/// One admitted call; frees its slot when dropped (its answer sent, or the call cancelled).
 struct Slot(Arc<InFlight>);
 
 impl Drop for Slot {
