@@ -23,7 +23,9 @@ use crate::service::malformed::MalformedLayer;
 use crate::service::metrics::{self, MetricsLayer};
 use crate::service::shed::{InFlight, ShedLayer};
 use crate::service::{ChessService, PerftLimits};
-use crate::store::{Durability, GameStore, PgConfig, PgStore, SledConfig, SledStore, StoreError};
+use crate::store::{
+    Durability, GameStore, PgConfig, PgStore, SessionLimits, SledConfig, SledStore, StoreError,
+};
 
 pub mod accept;
 mod log_flood;
@@ -76,6 +78,21 @@ pub struct Config {
     /// take; past it the call fails with UNAVAILABLE. Keep it below callers' deadlines.
     #[arg(long, env = "CHESS_DATABASE_TIMEOUT_MS", default_value_t = 2000)]
     pub database_timeout_ms: u64,
+    /// The database's limit on each statement of this replica (`statement_timeout`), in
+    /// ms; 0 turns it off. Unset: the --database-timeout-ms.
+    #[arg(long, env = "CHESS_DATABASE_STATEMENT_TIMEOUT_MS")]
+    pub database_statement_timeout_ms: Option<u64>,
+    /// The longest one of this replica's statements waits for a lock held by another
+    /// session (`lock_timeout`), in ms, before it fails with UNAVAILABLE; 0 turns it off.
+    /// Unset: the --database-timeout-ms.
+    #[arg(long, env = "CHESS_DATABASE_LOCK_TIMEOUT_MS")]
+    pub database_lock_timeout_ms: Option<u64>,
+    /// The longest one of this replica's sessions may sit idle inside a transaction
+    /// (`idle_in_transaction_session_timeout`), in ms, before the database ends it and
+    /// releases its locks (a paused or cut-off replica); 0 turns it off. Unset: the
+    /// --database-timeout-ms.
+    #[arg(long, env = "CHESS_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS")]
+    pub database_idle_in_transaction_timeout_ms: Option<u64>,
     /// When a change counts as durable before it is acknowledged: fsync (flushed and
     /// fsynced: survives kill -9 and power loss), flush (survives kill -9 of the process,
     /// not power loss) or none (answered before it is written).
@@ -229,12 +246,20 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerErr
         let mut pg = PgConfig::new(url.clone());
         pg.pool_size = config.database_pool_size;
         pg.timeout = Duration::from_millis(config.database_timeout_ms.max(1));
+        let limit = |ms: Option<u64>| ms.map_or(pg.timeout, Duration::from_millis);
+        pg.limits = SessionLimits {
+            statement: limit(config.database_statement_timeout_ms),
+            lock: limit(config.database_lock_timeout_ms),
+            idle_in_transaction: limit(config.database_idle_in_transaction_timeout_ms),
+        };
+        let pg_limits = pg.limits;
         let store = PgStore::open(pg)
             .await
             .map_err(|source| ServerError::Database { source })?;
         tracing::info!(
             pool_size = config.database_pool_size,
             timeout_ms = config.database_timeout_ms,
+            limits = ?pg_limits,
             "game store open: PostgreSQL (--data-dir is not used)"
         );
         return Ok(Arc::new(store));

@@ -6,7 +6,8 @@
 //! AddTimes with one `expected_version`: exactly one gives the time); the games created and
 //! ended counted once across the replicas; a replica cut off from the database (a TCP
 //! blackhole) while another deletes and re-creates a game serves and writes only the new
-//! game after the heal (issue 24's ABA).
+//! game after the heal (issue 24's ABA); a row locked by another session, a replica paused
+//! while its flags fall, and connections left silent by a healed cut (`replicas/stalls.rs`).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -19,6 +20,8 @@ mod common;
 use common::{postgres, rng, server};
 #[path = "replicas/partition.rs"]
 mod partition;
+#[path = "replicas/stalls.rs"]
+mod stalls;
 #[path = "replicas/store.rs"]
 mod store;
 

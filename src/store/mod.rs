@@ -44,7 +44,7 @@ pub mod verify;
 
 pub use crate::lifecycle::{GameMeta, Start};
 pub use group_commit::GroupCommitStats;
-pub use postgres::{PgConfig, PgStore};
+pub use postgres::{PgConfig, PgStore, SessionLimits};
 pub use sled_store::{Durability, SledConfig, SledStore};
 pub use stamp::Stamp;
 pub use tally::GameTally;

@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -23,6 +23,10 @@ pub struct Blackhole {
     /// Where clients connect.
     pub addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    /// Connections numbered below this stay held even when healed (see
+    /// [`Blackhole::heal_new_only`]).
+    wedged_below: Arc<AtomicU64>,
+    accepted: Arc<AtomicU64>,
     task: JoinHandle<()>,
 }
 
@@ -34,22 +38,34 @@ impl Blackhole {
             .expect("a loopback port for the proxy");
         let addr = listener.local_addr().expect("the proxy's address");
         let cut = Arc::new(AtomicBool::new(false));
-        let flag = cut.clone();
+        let wedged_below = Arc::new(AtomicU64::new(0));
+        let accepted = Arc::new(AtomicU64::new(0));
+        let (flag, wedged, count) = (cut.clone(), wedged_below.clone(), accepted.clone());
         let task = tokio::spawn(async move {
             let mut connections = tokio::task::JoinSet::new();
             while let Ok((client, _)) = listener.accept().await {
-                let flag = flag.clone();
+                let held = Held {
+                    cut: flag.clone(),
+                    wedged_below: wedged.clone(),
+                    number: count.fetch_add(1, Ordering::SeqCst),
+                };
                 connections.spawn(async move {
                     let Ok(server) = TcpStream::connect(upstream).await else {
                         return;
                     };
                     let (cr, cw) = client.into_split();
                     let (sr, sw) = server.into_split();
-                    tokio::join!(pump(cr, sw, flag.clone()), pump(sr, cw, flag));
+                    tokio::join!(pump(cr, sw, held.clone()), pump(sr, cw, held));
                 });
             }
         });
-        Blackhole { addr, cut, task }
+        Blackhole {
+            addr,
+            cut,
+            wedged_below,
+            accepted,
+            task,
+        }
     }
 
     /// `url` (a `postgres://…@host:port/…` URL) through this proxy.
@@ -71,6 +87,15 @@ impl Blackhole {
     pub fn heal(&self) {
         self.cut.store(false, Ordering::SeqCst);
     }
+
+    /// New connections pass again, but those made before stay held for good: what a
+    /// client sees of connections still in TCP's retransmission back-off after a real
+    /// cut heals (open, and silent for seconds).
+    pub fn heal_new_only(&self) {
+        self.wedged_below
+            .store(self.accepted.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.cut.store(false, Ordering::SeqCst);
+    }
 }
 
 impl Drop for Blackhole {
@@ -90,11 +115,25 @@ pub fn upstream_of(url: &str) -> SocketAddr {
         .unwrap_or_else(|| panic!("'{host_port}' is no host and port"))
 }
 
-/// Copies `from` to `to`, holding each chunk while the traffic is cut.
+/// What decides whether one connection's traffic is held.
+#[derive(Clone)]
+struct Held {
+    cut: Arc<AtomicBool>,
+    wedged_below: Arc<AtomicU64>,
+    number: u64,
+}
+
+impl Held {
+    fn now(&self) -> bool {
+        self.cut.load(Ordering::SeqCst) || self.number < self.wedged_below.load(Ordering::SeqCst)
+    }
+}
+
+/// Copies `from` to `to`, holding each chunk while the traffic is held.
 async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
-    cut: Arc<AtomicBool>,
+    held: Held,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -102,7 +141,7 @@ async fn pump(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        while cut.load(Ordering::SeqCst) {
+        while held.now() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         if to.write_all(&buf[..n]).await.is_err() {

@@ -40,16 +40,26 @@
 //! - The listening connection doubles as the health probe: while it is down (or a ping on
 //!   it goes unanswered) the store reports itself unavailable, and it reconnects by
 //!   itself.
-//! - Clocks outlive replicas: every replica sweeps the flag-deadline column with
-//!   `FOR UPDATE SKIP LOCKED`, records the flag fall of each due game and commits it like
-//!   any change, so a flag falls even when the replica that armed it is gone.
+//! - Clocks outlive replicas: every replica sweeps the flag-deadline column, records the
+//!   flag fall of each due game and writes it like any save (the batch's compare-and-set),
+//!   so a flag falls even when the replica that armed it is gone. The sweep reads without
+//!   locking and never holds a transaction open between statements: a replica paused or
+//!   cut off mid-sweep blocks no one.
+//! - No session of a replica holds a lock for longer than a call may take: the database's
+//!   own `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` are
+//!   set on each (`session`), and a save batch skips rows another session holds
+//!   (`SKIP LOCKED`) and tries those saves again in a later batch, so one held row never
+//!   fails the unrelated saves beside it.
+//! - After a fault, connections pooled before it are probed before reuse, and a healed
+//!   change feed renews the pool (`session`): a connection left silent by a cut is not
+//!   handed out again once health says SERVING.
 //! - Nothing waits longer than the configured timeout: pool waits, connects and every
 //!   statement are bounded, and a database that is down or unreachable is
 //!   [`StoreError::Unavailable`] (the service answers UNAVAILABLE), never a hang.
 //! - Serialization failures (SQLSTATE 40001, and deadlocks, 40P01) are retried: the normal
 //!   case on CockroachDB.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +71,11 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use crate::lifecycle::{Match, Status};
+
+mod session;
+
+use session::Faults;
+pub use session::SessionLimits;
 
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
@@ -127,6 +142,11 @@ const MIGRATIONS: &[(i32, &str)] = &[
 /// How many times a statement that hit a serialization failure is tried in all.
 const SERIALIZATION_TRIES: u32 = 8;
 
+/// How long a pooled connection suspected after a fault has to answer its probe: a
+/// healthy one answers in well under a millisecond, and a call waiting for a connection
+/// should not spend its time on a dead one.
+const PROBE_LIMIT: Duration = Duration::from_millis(200);
+
 /// How to connect a [`PgStore`].
 #[derive(Clone, Debug)]
 pub struct PgConfig {
@@ -139,17 +159,23 @@ pub struct PgConfig {
     pub timeout: Duration,
     /// How often this replica looks for fallen flags.
     pub sweep_interval: Duration,
+    /// The database's limits on each of this replica's sessions (statement, lock wait,
+    /// idle in a transaction).
+    pub limits: SessionLimits,
 }
 
 impl PgConfig {
-    /// The defaults for the database at `url`: 16 connections, 2 s per step, a flag sweep
+    /// The defaults for the database at `url`: 16 connections, 2 s per step (and as the
+    /// database's limit on each statement, lock wait and idle transaction), a flag sweep
     /// every 200 ms.
     pub fn new(url: impl Into<String>) -> PgConfig {
+        let timeout = Duration::from_millis(2000);
         PgConfig {
             url: url.into(),
             pool_size: 16,
-            timeout: Duration::from_millis(2000),
+            timeout,
             sweep_interval: Duration::from_millis(200),
+            limits: SessionLimits::all(timeout),
         }
     }
 }
@@ -177,6 +203,9 @@ struct Inner {
     /// How many times the listener (the change feed) connected: see
     /// [`GameStore::generation`].
     generation: std::sync::atomic::AtomicU64,
+    /// The last step that timed out or lost its connection: connections pooled before it
+    /// are probed before reuse.
+    faults: Arc<Faults>,
 }
 
 /// A save waiting to be written in the next batch: the row, the version and token it must
@@ -227,8 +256,17 @@ fn classify(e: &tokio_postgres::Error) -> ErrorKind {
         {
             ErrorKind::Retry
         }
+        // A row held by another session past `lock_timeout`, or this session ended by
+        // `idle_in_transaction_session_timeout`: the game is busy, try again.
+        Some(code)
+            if *code == SqlState::LOCK_NOT_AVAILABLE
+                || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT =>
+        {
+            ErrorKind::Unavailable
+        }
         // 08: connection exception; 57: operator intervention (shutdown, crash recovery,
-        // cannot connect now); 53: insufficient resources (too many connections).
+        // statement_timeout, cannot connect now); 53: insufficient resources (too many
+        // connections).
         Some(code) => match &code.code()[..2] {
             "08" | "57" | "53" => ErrorKind::Unavailable,
             _ => ErrorKind::Failed,
@@ -326,25 +364,47 @@ const INSERT: &str = "INSERT INTO chess_games (id, version, record, status, flag
     VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT (id) DO NOTHING";
 
-/// The sweep's write of a row it holds locked: `$7` the new token, `$8` the token read.
-const UPDATE: &str = "UPDATE chess_games
-    SET version = $2, record = $3, status = $4, flag_at_ms = $5, token = $7,
-        updated_at = now()
-    WHERE id = $1 AND version = $6 AND token = $8";
-
 /// Many saves in one statement: `$1`.. `$8` are arrays of the ids, new versions, records,
 /// statuses, flag deadlines, expected versions, new tokens and expected tokens (NULL: any
-/// token); returns the ids whose row it replaced. Each row is its own compare-and-set on
-/// the version and the token.
-const UPDATE_MANY: &str = "UPDATE chess_games AS g
-    SET version = v.version, record = v.record, status = v.status,
-        flag_at_ms = v.flag_at_ms, token = v.token, updated_at = now()
-    FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::text[], $5::bigint[], $6::bigint[],
-                $7::bigint[], $8::bigint[])
-        AS v(id, version, record, status, flag_at_ms, expected, token, expected_token)
-    WHERE g.id = v.id AND g.version = v.expected
-        AND (v.expected_token IS NULL OR g.token = v.expected_token)
-    RETURNING g.id";
+/// token). Each row is its own compare-and-set on the version and the token. Rows locked
+/// by another session are skipped, not waited for (`SKIP LOCKED`), so one busy row never
+/// holds up the unrelated saves beside it. Returns `(id, true)` for each row it replaced
+/// and `(id, false)` for each row it skipped as locked; an id in neither did not match
+/// (another write won, or the game is gone).
+const UPDATE_MANY: &str = "WITH v AS MATERIALIZED (
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::text[],
+                             $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+            AS v(id, version, record, status, flag_at_ms, expected, token, expected_token)
+    ), free AS MATERIALIZED (
+        SELECT g.id FROM chess_games AS g WHERE g.id = ANY($1::text[])
+        ORDER BY g.id FOR UPDATE SKIP LOCKED
+    ), written AS (
+        UPDATE chess_games AS g
+        SET version = v.version, record = v.record, status = v.status,
+            flag_at_ms = v.flag_at_ms, token = v.token, updated_at = now()
+        FROM v, free
+        WHERE g.id = v.id AND free.id = v.id AND g.version = v.expected
+            AND (v.expected_token IS NULL OR g.token = v.expected_token)
+        RETURNING g.id
+    )
+    SELECT id, true FROM written
+    UNION ALL
+    SELECT g.id, false FROM chess_games AS g
+    WHERE g.id = ANY($1::text[]) AND g.id NOT IN (SELECT id FROM free)";
+
+/// The rows whose flag has fallen by `$1` (Unix ms), at most `$2`, earliest first: read
+/// without locking (the sweep writes each with the batch's compare-and-set).
+const DUE: &str = "SELECT id, version, record, token FROM chess_games
+    WHERE flag_at_ms <= $1 ORDER BY flag_at_ms LIMIT $2";
+
+/// The sweep's repair of a flag column that is ahead of its record: `$1` the id, `$2` the
+/// deadline, `$3` and `$4` the version and token read.
+const FIX_FLAG: &str = "UPDATE chess_games SET flag_at_ms = $2
+    WHERE id = $1 AND version = $3 AND token = $4";
+
+/// How long a save whose row was locked by another session waits before it is tried
+/// again (until its caller gives up).
+const BUSY_RETRY: Duration = Duration::from_millis(10);
 
 /// How many games' encodings a replica keeps (as the embedded store's default).
 const ENCODER_CACHE_GAMES: usize = 10_000;
@@ -388,9 +448,17 @@ impl PgStore {
         if pg.get_connect_timeout().is_none() {
             pg.connect_timeout(config.timeout);
         }
-        pg.keepalives(true)
-            .keepalives_idle(Duration::from_secs(10))
+        let options = config.limits.options(pg.get_options());
+        // A connection whose data or keepalive probes go unanswered for the timeout is
+        // closed by the kernel, not left in retransmission back-off (see `session`).
+        pg.options(options)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(1))
+            .keepalives_interval(Duration::from_secs(1))
+            .keepalives_retries(3)
+            .tcp_user_timeout(config.timeout)
             .application_name("chess-server");
+        let faults = Faults::new();
         let manager = Manager::from_config(
             pg.clone(),
             NoTls,
@@ -404,6 +472,10 @@ impl PgStore {
             .wait_timeout(Some(config.timeout))
             .create_timeout(Some(config.timeout))
             .recycle_timeout(Some(config.timeout))
+            .pre_recycle(session::probe_after_fault(
+                faults.clone(),
+                PROBE_LIMIT.min(config.timeout),
+            ))
             .build()
             .map_err(|e| StoreError::Io(format!("cannot build the database pool: {e}")))?;
         let (changes, _) = broadcast::channel(4096);
@@ -421,6 +493,7 @@ impl PgStore {
             encoders: EncoderCache::new(ENCODER_CACHE_GAMES),
             tally: Arc::new(GameTally::new()),
             generation: std::sync::atomic::AtomicU64::new(0),
+            faults,
         });
         inner.migrate().await?;
         inner.warn_if_not_durable().await?;
@@ -784,10 +857,14 @@ impl Inner {
                 }
             }
         };
-        match tokio::time::timeout(self.timeout, attempt).await {
+        let result = match tokio::time::timeout(self.timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(self.timed_out()),
+        };
+        if matches!(result, Err(StoreError::Unavailable(_))) {
+            self.faults.record();
         }
+        result
     }
 
     /// The error of a step that took longer than the timeout.
@@ -799,11 +876,11 @@ impl Inner {
     }
 
     /// Writes a batch of saves in one statement (one transaction, one commit), each a
-    /// compare-and-set on its game's version; tells each save whether it replaced its
-    /// row, and announces those that did.
-    async fn write_batch(&self, mut batch: Vec<PendingSave>) {
-        // One lock order for every batch, so two replicas' batches do not deadlock (if
-        // the planner ever locks in another order, the deadlock is retried by `run`).
+    /// compare-and-set on its game's version and token; tells each save whether it
+    /// replaced its row, and announces those that did. Returns the saves whose row another
+    /// session held locked, to be tried again.
+    async fn write_batch(&self, mut batch: Vec<PendingSave>) -> Vec<PendingSave> {
+        // One lock order for every batch (`free` locks in id order too).
         batch.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         let ids: Vec<&str> = batch.iter().map(|s| s.id.as_str()).collect();
         let versions: Vec<i64> = batch.iter().map(|s| s.row.version).collect();
@@ -823,19 +900,30 @@ impl Inner {
             &tokens,
             &expected_tokens,
         ];
-        let written = self
+        let outcome = self
             .run(|client| async move {
                 let stmt = client.prepare_cached(UPDATE_MANY).await?;
                 let rows = client.query(&stmt, &params).await?;
-                Ok(rows
-                    .iter()
-                    .map(|r| r.get::<_, String>(0))
-                    .collect::<HashSet<String>>())
+                let (mut written, mut busy) = (HashSet::new(), HashSet::new());
+                for row in rows {
+                    let id: String = row.get(0);
+                    if row.get::<_, bool>(1) {
+                        written.insert(id);
+                    } else {
+                        busy.insert(id);
+                    }
+                }
+                Ok((written, busy))
             })
             .await;
+        let mut again = Vec::new();
         for save in batch {
-            let answer = match &written {
-                Ok(written) => {
+            let answer = match &outcome {
+                Ok((_, busy)) if busy.contains(&save.id) => {
+                    again.push(save);
+                    continue;
+                }
+                Ok((written, _)) => {
                     let updated = written.contains(&save.id);
                     if updated {
                         self.announce(&save.id, save.row.version.max(0) as u64);
@@ -847,6 +935,7 @@ impl Inner {
             // The caller may have given up waiting: nothing to tell.
             let _ = save.done.send(answer);
         }
+        again
     }
 
     /// Creates or migrates the schema. Replicas starting at once queue on an advisory
@@ -854,6 +943,12 @@ impl Inner {
     async fn migrate(&self) -> Result<(), StoreError> {
         let client = self.pool.get().await.map_err(pool_error)?;
         let step = async {
+            // A step may rewrite the table, and the lock may be held by another replica
+            // migrating: this session alone waits without the database's own limits
+            // (the deadline below still bounds it), and leaves the pool afterwards.
+            client
+                .batch_execute("SET statement_timeout = 0; SET lock_timeout = 0")
+                .await?;
             client
                 .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await?;
@@ -891,8 +986,10 @@ impl Inner {
             result
         };
         // Another replica may hold the lock while it migrates: allow a few timeouts.
-        let current = tokio::time::timeout(self.timeout * 5, step)
-            .await
+        let outcome = tokio::time::timeout(self.timeout * 5, step).await;
+        // Closed, not pooled: its limits are off.
+        drop(deadpool_postgres::Object::take(client));
+        let current = outcome
             .map_err(|_| {
                 StoreError::Unavailable("the schema migration did not finish in time".into())
             })?
@@ -930,93 +1027,97 @@ impl Inner {
         Ok(())
     }
 
-    /// One sweep: locks the due rows no other replica is sweeping, records each flag
-    /// fall, commits (which announces them). Returns the games changed.
+    /// One sweep: reads the due rows (without locking them), records each flag fall and
+    /// writes it like any save, through the batch writer's compare-and-set, so a sweep
+    /// holds no lock between statements and a replica paused or cut off mid-sweep blocks
+    /// no one. Replicas sweeping the same game race on its stamp: one write wins, the
+    /// others match nothing. Returns the games this sweep changed.
     async fn sweep_once(&self, now_ms: u64, limit: i64) -> Result<Vec<String>, StoreError> {
         let now = to_i64(now_ms, "time")?;
-        self.run(|mut client| async move {
-            let tx = client.transaction().await?;
-            let due = tx
-                .query(
-                    "SELECT id, version, record, token FROM chess_games
-                     WHERE flag_at_ms <= $1 ORDER BY flag_at_ms LIMIT $2
-                     FOR UPDATE SKIP LOCKED",
-                    &[&now, &limit],
-                )
-                .await?;
-            let mut changed = Vec::new();
-            for row in due {
-                let id: String = row.get(0);
-                let version: i64 = row.get(1);
-                let record: Vec<u8> = row.get(2);
-                let token: i64 = row.get(3);
-                let mut loaded = match decode_row(&id, version, &record).map(|d| d.loaded) {
-                    Ok(loaded) => loaded,
-                    Err(e) => {
-                        tracing::error!(game_id = %id, error = %e, "the flag sweep cannot read this game; skipping it");
-                        continue;
-                    }
-                };
-                let before = loaded.game.status();
-                let fell = match loaded.game.settle(now_ms) {
-                    Ok(fell) => fell,
-                    Err(e) => {
-                        tracing::error!(game_id = %id, error = %e, "the flag sweep cannot record a flag fall; skipping it");
-                        continue;
-                    }
-                };
-                // A flag fall ends the game: the history limit never refuses it.
-                let since = u64::try_from(version).unwrap_or(0);
-                let next = match Row::of(&loaded.meta, &loaded.game, None, since).map(|(row, _)| row) {
-                    Ok(next) => next,
-                    Err(e) => {
-                        tracing::error!(game_id = %id, error = %e, "the flag sweep cannot encode this game; skipping it");
-                        continue;
-                    }
-                };
-                if !fell {
-                    // The column was ahead of the record (cannot happen when every write
-                    // goes through this store): put it right.
-                    tx.execute(
-                        "UPDATE chess_games SET flag_at_ms = $2 WHERE id = $1",
-                        &[&id, &next.flag_at_ms],
-                    )
-                    .await?;
+        let due = self
+            .run(|client| async move {
+                let stmt = client.prepare_cached(DUE).await?;
+                client.query(&stmt, &[&now, &limit]).await
+            })
+            .await?;
+        let mut writes = Vec::new();
+        for row in due {
+            let id: String = row.get(0);
+            let version: i64 = row.get(1);
+            let record: Vec<u8> = row.get(2);
+            let token: i64 = row.get(3);
+            let mut loaded = match decode_row(&id, version, &record).map(|d| d.loaded) {
+                Ok(loaded) => loaded,
+                Err(e) => {
+                    tracing::error!(game_id = %id, error = %e, "the flag sweep cannot read this game; skipping it");
                     continue;
                 }
-                let stmt = tx.prepare_cached(UPDATE).await?;
-                tx.execute(
-                    &stmt,
-                    &[
-                        &id,
-                        &next.version,
-                        &next.record,
-                        &next.status,
-                        &next.flag_at_ms,
-                        &version,
-                        &next.token,
-                        &token,
-                    ],
-                )
-                .await?;
-                changed.push((id, next.version, before, loaded.game.status()));
-            }
-            tx.commit().await?;
-            Ok(changed)
-        })
-        .await
-        .map(|changed| {
-            changed
-                .into_iter()
-                .map(|(id, version, before, after)| {
-                    // Committed: this sweep ended the game (the row was locked, so no
-                    // other writer ended it meanwhile).
-                    self.tally.changed(before, after);
-                    self.announce(&id, version.max(0) as u64);
-                    id
+            };
+            let before = loaded.game.status();
+            let fell = match loaded.game.settle(now_ms) {
+                Ok(fell) => fell,
+                Err(e) => {
+                    tracing::error!(game_id = %id, error = %e, "the flag sweep cannot record a flag fall; skipping it");
+                    continue;
+                }
+            };
+            // A flag fall ends the game: the history limit never refuses it.
+            let since = u64::try_from(version).unwrap_or(0);
+            let next = match Row::of(&loaded.meta, &loaded.game, None, since).map(|(row, _)| row) {
+                Ok(next) => next,
+                Err(e) => {
+                    tracing::error!(game_id = %id, error = %e, "the flag sweep cannot encode this game; skipping it");
+                    continue;
+                }
+            };
+            if !fell {
+                // The column was ahead of the record (cannot happen when every write goes
+                // through this store): put it right, unless the game changed meanwhile.
+                let flag = next.flag_at_ms;
+                self.run(|client| {
+                    let id = id.clone();
+                    async move {
+                        let stmt = client.prepare_cached(FIX_FLAG).await?;
+                        client.execute(&stmt, &[&id, &flag, &version, &token]).await
+                    }
                 })
-                .collect()
-        })
+                .await?;
+                continue;
+            }
+            let (done, answer) = oneshot::channel();
+            let written_version = next.version;
+            let save = PendingSave {
+                id: id.clone(),
+                row: next,
+                expected: version,
+                expected_token: Some(token),
+                done,
+            };
+            if self.saves.send(save).is_err() {
+                return Err(StoreError::Closed);
+            }
+            writes.push((id, written_version, before, loaded.game.status(), answer));
+        }
+        let mut changed = Vec::new();
+        let mut failure = None;
+        for (id, _, before, after, answer) in writes {
+            match tokio::time::timeout(self.timeout, answer).await {
+                // Committed (and announced by the writer): this sweep ended the game.
+                Ok(Ok(Ok(true))) => {
+                    self.tally.changed(before, after);
+                    changed.push(id);
+                }
+                // Another write (a move, another replica's sweep) won: nothing to do.
+                Ok(Ok(Ok(false))) => {}
+                Ok(Ok(Err(e))) => failure = Some(e),
+                Ok(Err(_)) => failure = Some(StoreError::Closed),
+                Err(_) => failure = Some(self.timed_out()),
+            }
+        }
+        match failure {
+            Some(e) if changed.is_empty() => Err(e),
+            _ => Ok(changed),
+        }
     }
 }
 
@@ -1059,37 +1160,60 @@ async fn sweep(inner: std::sync::Weak<Inner>, interval: Duration) {
 /// commit (and so a WAL flush); alone, a save is written at once, by itself. One batch in
 /// flight beat two and four (BENCHMARKS.md, PostgreSQL): the saves that queue behind it
 /// make the next batch bigger, and PostgreSQL's CPU per Play falls with the batch size.
+/// A save whose row another session holds locked goes into a later batch, after
+/// [`BUSY_RETRY`], until it is written or its caller gives up.
 async fn write_saves(
     inner: std::sync::Weak<Inner>,
     mut queue: mpsc::UnboundedReceiver<PendingSave>,
 ) {
-    // A second save of a game already in the batch waits for the next one (a batch
-    // updates a row once).
-    let mut deferred: Option<PendingSave> = None;
+    // Saves that go before the queue's: a second save of a game already in a batch (a
+    // batch updates a row once), and busy saves whose retry time has come.
+    let mut held: VecDeque<PendingSave> = VecDeque::new();
+    let mut busy: Vec<PendingSave> = Vec::new();
+    let mut retry_at = tokio::time::Instant::now();
     loop {
-        let first = match deferred.take() {
-            Some(save) => save,
-            None => match queue.recv().await {
-                Some(save) => save,
+        // A caller that gave up waiting (it answered UNAVAILABLE) is not written late.
+        busy.retain(|save| !save.done.is_closed());
+        if held.is_empty() {
+            let next = if busy.is_empty() {
+                queue.recv().await
+            } else {
+                tokio::select! {
+                    save = queue.recv() => save,
+                    () = tokio::time::sleep_until(retry_at) => {
+                        held.extend(busy.drain(..));
+                        continue;
+                    }
+                }
+            };
+            match next {
+                Some(save) => held.push_back(save),
                 None => return,
-            },
+            }
+        }
+        if !busy.is_empty() && tokio::time::Instant::now() >= retry_at {
+            held.extend(busy.drain(..));
+        }
+        let mut ids = HashSet::new();
+        let mut batch = Vec::new();
+        let mut later = VecDeque::new();
+        let mut take = |save: PendingSave, batch: &mut Vec<PendingSave>| {
+            if ids.insert(save.id.clone()) {
+                batch.push(save);
+            } else {
+                later.push_back(save);
+            }
         };
-        let mut ids = HashSet::from([first.id.clone()]);
-        let mut batch = vec![first];
+        while let Some(save) = held.pop_front() {
+            take(save, &mut batch);
+        }
         while batch.len() < BATCH_MAX {
             match queue.try_recv() {
-                Ok(save) if ids.contains(&save.id) => {
-                    deferred = Some(save);
-                    break;
-                }
-                Ok(save) => {
-                    ids.insert(save.id.clone());
-                    batch.push(save);
-                }
+                Ok(save) => take(save, &mut batch),
                 Err(_) => break,
             }
         }
-        // A caller that gave up waiting (it answered UNAVAILABLE) is not written late.
+        held = later;
         batch.retain(|save| !save.done.is_closed());
         if batch.is_empty() {
             continue;
@@ -1097,7 +1221,13 @@ async fn write_saves(
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        inner.write_batch(batch).await;
+        let again = inner.write_batch(batch).await;
+        if !again.is_empty() {
+            if busy.is_empty() {
+                retry_at = tokio::time::Instant::now() + BUSY_RETRY;
+            }
+            busy.extend(again);
+        }
     }
 }
 
@@ -1142,6 +1272,7 @@ async fn listen(inner: std::sync::Weak<Inner>, pg: tokio_postgres::Config, timeo
             return;
         };
         strong.healthy.send_replace(false);
+        strong.faults.record();
         if was_up {
             tracing::error!(error = %outcome, "the database is unreachable; calls fail as unavailable until it returns");
         }
@@ -1192,9 +1323,16 @@ async fn listen_once(
         // is trusted any more. Told before health says SERVING again (the registry drops
         // every cached game on it), and the encodings are forgotten here.
         strong.encoders.clear();
-        strong
+        let before = strong
             .generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if before > 0 {
+            // The pooled connections lived through the outage, and some may still be in
+            // TCP's retransmission back-off: the idle ones are closed (calls make fresh
+            // ones); those in use are probed when they come back (`session`).
+            let closed = strong.pool.retain(|_, _| false).removed.len();
+            tracing::info!(closed, "the database is back: pooled connections renewed");
+        }
         let _ = strong.changes.send(StoreChange::Resync);
         strong.healthy.send_replace(true);
         tracing::info!("listening for game changes on the database");
