@@ -93,6 +93,11 @@ pub struct Config {
     /// --database-timeout-ms.
     #[arg(long, env = "CHESS_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS")]
     pub database_idle_in_transaction_timeout_ms: Option<u64>,
+    /// With --database-url, moves are charged and flags fall by the database's clock, as
+    /// this replica estimates it; while the estimate may be off by more than this (ms),
+    /// the service reports NOT_SERVING.
+    #[arg(long, env = "CHESS_MAX_CLOCK_UNCERTAINTY_MS", default_value_t = 50)]
+    pub max_clock_uncertainty_ms: u64,
     /// When a change counts as durable before it is acknowledged: fsync (flushed and
     /// fsynced: survives kill -9 and power loss), flush (survives kill -9 of the process,
     /// not power loss) or none (answered before it is written).
@@ -252,6 +257,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerErr
             lock: limit(config.database_lock_timeout_ms),
             idle_in_transaction: limit(config.database_idle_in_transaction_timeout_ms),
         };
+        pg.max_clock_uncertainty = Duration::from_millis(config.max_clock_uncertainty_ms);
         let pg_limits = pg.limits;
         let store = PgStore::open(pg)
             .await
@@ -377,6 +383,7 @@ pub async fn serve(
                 connections_open: connections.clone(),
                 store_kind: store.kind(),
                 store_available: store.health(),
+                clock: store.clock(),
                 store_fault: store.fault(),
                 serving,
                 tallies,

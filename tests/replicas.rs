@@ -7,7 +7,9 @@
 //! ended counted once across the replicas; a replica cut off from the database (a TCP
 //! blackhole) while another deletes and re-creates a game serves and writes only the new
 //! game after the heal (issue 24's ABA); a row locked by another session, a replica paused
-//! while its flags fall, and connections left silent by a healed cut (`replicas/stalls.rs`).
+//! while its flags fall, and connections left silent by a healed cut (`replicas/stalls.rs`);
+//! replicas with clocks skewed ±3 s charge and flag by the database's clock
+//! (`replicas/clock_skew.rs`).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -18,6 +20,8 @@
 
 mod common;
 use common::{postgres, rng, server};
+#[path = "replicas/clock_skew.rs"]
+mod clock_skew;
 #[path = "replicas/partition.rs"]
 mod partition;
 #[path = "replicas/stalls.rs"]

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::cache::CellState;
 use super::entry::GameEntry;
 use super::error::RegistryError;
-use super::{Registry, loaded, now_ms};
+use super::{Registry, loaded};
 use crate::store::{ListedGame, StatusFilter, StoreError};
 
 /// One page of [`Registry::list_games`].
@@ -89,7 +89,7 @@ impl Registry {
         F: Fn(&mut GameEntry, u64) -> R + Send + 'static,
     {
         let id = listed.id.as_str();
-        let now = now_ms();
+        let now = self.now_ms();
         {
             let mut guard = self.lock_game(id).await?;
             let stale = matches!(&*guard, CellState::Loaded(e) if e.stamp() != listed.stamp());

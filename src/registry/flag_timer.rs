@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::entry::GameEntry;
 use super::error::RegistryError;
-use super::{Registry, now_ms};
+use super::{Clock, Registry};
 
 /// The flag timer of a running timed game; aborted when dropped.
 pub(super) struct FlagTimer {
@@ -32,7 +32,12 @@ impl Registry {
             (None, None) => {}
             (_, None) => entry.timer = None,
             (_, Some(at)) => {
-                let task = tokio::spawn(flag_timer(Arc::downgrade(self), id.to_string(), at));
+                let task = tokio::spawn(flag_timer(
+                    Arc::downgrade(self),
+                    self.clock.clone(),
+                    id.to_string(),
+                    at,
+                ));
                 entry.timer = Some(FlagTimer { at_ms: at, task });
             }
         }
@@ -49,10 +54,10 @@ impl Registry {
 /// The flag timer of one game: sleeps until the flag time, then has the registry record
 /// the flag fall (an update like any call's, so it is durable and published). Holds only
 /// a weak reference to the registry, so it never keeps it (or the game) alive.
-async fn flag_timer(registry: Weak<Registry>, id: String, mut at_ms: u64) {
+async fn flag_timer(registry: Weak<Registry>, clock: Clock, id: String, mut at_ms: u64) {
     loop {
         // One millisecond late: a wall-clock reading rounds down.
-        let wait = at_ms.saturating_sub(now_ms()) + 1;
+        let wait = at_ms.saturating_sub(clock.now_ms()) + 1;
         tokio::time::sleep(Duration::from_millis(wait)).await;
         let Some(registry) = registry.upgrade() else {
             return;
@@ -61,7 +66,7 @@ async fn flag_timer(registry: Weak<Registry>, id: String, mut at_ms: u64) {
             return;
         }
         match registry.touch(&id).await {
-            // Still running (the wall clock was behind the timer): wait again.
+            // Still running (the clock was behind the timer): wait again.
             Ok(Some(next)) => at_ms = next,
             Ok(None) => return,
             Err(e) => {

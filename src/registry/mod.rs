@@ -41,14 +41,29 @@ pub use error::RegistryError;
 pub use spectators::{Published, Subscription, WatchItem};
 
 use crate::lifecycle::{GameMeta, Match};
-use crate::store::{GameStore, GameTally, StoreError};
+use crate::store::{DbClock, GameStore, GameTally, StoreError};
 use cache::{Cache, CellState};
 
-/// The server's clock, Unix milliseconds: the time every call is charged at.
-pub fn now_ms() -> u64 {
+/// This machine's wall clock, Unix milliseconds.
+pub fn wall_now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The time every call is charged at and every flag falls by: the shared store's clock
+/// (the database's, so every replica agrees), else this machine's.
+#[derive(Clone, Debug, Default)]
+pub struct Clock(Option<Arc<DbClock>>);
+
+impl Clock {
+    /// Unix milliseconds now.
+    pub fn now_ms(&self) -> u64 {
+        match &self.0 {
+            Some(db) => db.now_ms(),
+            None => wall_now_ms(),
+        }
+    }
 }
 
 /// Spectator events buffered per game for the slowest subscriber, by default.
@@ -68,6 +83,7 @@ pub struct Registry {
     shutdown: watch::Sender<bool>,
     /// Games created and ended by this registry's durable writes (for the metrics).
     tally: Arc<GameTally>,
+    clock: Clock,
 }
 
 impl Registry {
@@ -76,6 +92,7 @@ impl Registry {
     pub fn new(store: Arc<dyn GameStore>, cache_games: usize) -> Registry {
         Registry {
             fault: store.fault(),
+            clock: Clock(store.clock()),
             store,
             cache: Cache::new(cache_games),
             watch_buffer: DEFAULT_WATCH_BUFFER,
@@ -88,6 +105,16 @@ impl Registry {
     /// (see [`GameTally`]): a game loaded, here or on another replica, is never counted.
     pub fn tally(&self) -> Arc<GameTally> {
         self.tally.clone()
+    }
+
+    /// The clock calls are charged at (see [`Clock`]).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Unix milliseconds now, by [`Registry::clock`].
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
     }
 
     /// Sets how many events each game buffers for its slowest spectator before that
@@ -195,7 +222,7 @@ impl Registry {
         R: Send + 'static,
         F: FnMut(&mut GameEntry, u64) -> R + Send + 'static,
     {
-        let now = now_ms();
+        let now = self.now_ms();
         {
             let mut guard = self.lock_game(id).await?;
             // Fresh: never answer from a version older than the stored one.
@@ -230,7 +257,7 @@ impl Registry {
         E: From<RegistryError> + Send + 'static,
         F: FnMut(&mut GameEntry, u64) -> Result<R, E> + Send + 'static,
     {
-        self.update_at(id, now_ms(), f).await
+        self.update_at(id, self.now_ms(), f).await
     }
 
     async fn update_at<R, E, F>(self: &Arc<Self>, id: String, now: u64, mut f: F) -> Result<R, E>
@@ -397,7 +424,7 @@ impl Registry {
         let mut entry = GameEntry::new(meta, game);
         entry.token = token;
         entry.epoch = epoch;
-        let answered = answer(&mut entry, now_ms());
+        let answered = answer(&mut entry, self.now_ms());
         self.arm(&mut entry, &id);
         *guard = CellState::Loaded(Box::new(entry));
         self.cache.make_room(&id);

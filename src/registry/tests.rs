@@ -339,7 +339,7 @@ impl GameStore for RacingStore {
                 let mut stored = self.inner.load(&meta.id).await?.expect("stored").game;
                 let version = stored.version();
                 stored
-                    .play(now_ms(), None, uci)
+                    .play(wall_now_ms(), None, uci)
                     .expect("their move is legal");
                 self.inner
                     .save(meta, &stored, Stamp::version(version))
@@ -763,7 +763,7 @@ async fn a_flag_that_fell_is_recorded_before_the_listing_filters() {
     registry
         .create(
             meta("t"),
-            Match::timed(Position::new(), control, now_ms()),
+            Match::timed(Position::new(), control, wall_now_ms()),
             |_| Err(CallError::Exists),
             |_, _| (),
         )
@@ -868,7 +868,7 @@ async fn recreate_unannounced(store: &SharedStore, id: &str, uci: &str) {
         .await
         .unwrap();
     let mut game = Match::untimed(Position::new());
-    game.play(now_ms(), None, uci).expect("legal");
+    game.play(wall_now_ms(), None, uci).expect("legal");
     store
         .inner
         .save(&meta(id), &game, Stamp::version(0))

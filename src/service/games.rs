@@ -4,7 +4,7 @@
 use crate::lifecycle::{GameMeta, Match, Refusal};
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
-use crate::registry::{GameEntry, now_ms};
+use crate::registry::GameEntry;
 use crate::rules::Color;
 use crate::service::auth::Role;
 
@@ -111,7 +111,7 @@ impl ChessService {
         let tags_named = !req.tags.is_empty();
         let answer = move |e: &mut GameEntry, now| views::game(e, now, view);
         // The clock of a timed game starts now.
-        let created_unix_ms = now_ms();
+        let created_unix_ms = self.registry.now_ms();
         let game = requested.game(created_unix_ms);
         if !req.game_id.is_empty() {
             let meta = GameMeta {

@@ -9,7 +9,7 @@
 use crate::lifecycle::GameMeta;
 use crate::lifecycle::import::{ImportError, Imported, import_pgn};
 use crate::pb;
-use crate::registry::{GameEntry, now_ms};
+use crate::registry::GameEntry;
 
 use super::games::{already_exists, new_game_id};
 use super::validate::{validate_game_id, view_from_pb};
@@ -92,7 +92,7 @@ impl ChessService {
                     ServiceError::Internal(format!("an imported game did not replay: {e}"))
                 }
             })?;
-        let created_unix_ms = now_ms();
+        let created_unix_ms = self.registry.now_ms();
         let meta = |id: String| GameMeta {
             id,
             variant: imported.variant,

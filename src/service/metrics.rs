@@ -245,6 +245,8 @@ pub struct Sources {
     pub store_kind: &'static str,
     /// Whether the store can be reached (a database), as it changes; `None`: always.
     pub store_available: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The shared store's clock estimate (a database); `None`: the local clock.
+    pub clock: Option<Arc<crate::store::DbClock>>,
     /// The store's fault, once it stopped after one (the embedded store); `None`: the
     /// store has no such fault.
     pub store_fault: Option<tokio::sync::watch::Receiver<Option<StoreError>>>,
@@ -552,9 +554,25 @@ impl StateCollector {
         gauge(
             e,
             "chess_store_available",
-            "1 while the store can be reached (the database's connection is up; the embedded store always), else 0.",
+            "1 while the store can be reached (the database's change feed is up and its clock known within --max-clock-uncertainty-ms; the embedded store always), else 0.",
             i64::from(s.store_available.as_ref().is_none_or(|up| *up.borrow())),
         )?;
+        if let Some(clock) = &s.clock {
+            gauge(
+                e,
+                "chess_clock_offset_seconds",
+                "The database's clock minus this replica's, as estimated (moves are charged and flags fall by the database's clock).",
+                clock.offset_seconds(),
+            )?;
+            if let Some(uncertainty) = clock.uncertainty() {
+                gauge(
+                    e,
+                    "chess_clock_uncertainty_seconds",
+                    "How far this replica's estimate of the database's clock may be off; above --max-clock-uncertainty-ms the service is NOT_SERVING.",
+                    uncertainty.as_secs_f64(),
+                )?;
+            }
+        }
         gauge(
             e,
             "chess_store_stopped",

@@ -31,6 +31,7 @@ use std::sync::Mutex;
 
 use crate::lifecycle::Match;
 
+pub mod clock;
 pub mod codec;
 mod encoder_cache;
 pub mod group_commit;
@@ -43,6 +44,7 @@ pub mod tally;
 pub mod verify;
 
 pub use crate::lifecycle::{GameMeta, Start};
+pub use clock::DbClock;
 pub use group_commit::GroupCommitStats;
 pub use postgres::{PgConfig, PgStore, SessionLimits};
 pub use sled_store::{Durability, SledConfig, SledStore};
@@ -358,6 +360,12 @@ pub trait GameStore: Send + Sync + 'static {
     /// replica is gone: those endings are counted here, once, by the replica whose sweep
     /// committed them.
     fn tally(&self) -> Option<std::sync::Arc<GameTally>> {
+        None
+    }
+
+    /// The clock every replica of a shared store charges moves and drops flags by (the
+    /// database's, as estimated: see [`DbClock`]); `None`: one writer, the local clock.
+    fn clock(&self) -> Option<std::sync::Arc<DbClock>> {
         None
     }
 }

@@ -77,6 +77,7 @@ mod session;
 use session::Faults;
 pub use session::SessionLimits;
 
+use super::clock::{self, DbClock};
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::{
@@ -162,6 +163,9 @@ pub struct PgConfig {
     /// The database's limits on each of this replica's sessions (statement, lock wait,
     /// idle in a transaction).
     pub limits: SessionLimits,
+    /// The most the estimate of the database's clock may be off while the store reports
+    /// itself available (see [`DbClock`]).
+    pub max_clock_uncertainty: Duration,
 }
 
 impl PgConfig {
@@ -176,6 +180,7 @@ impl PgConfig {
             timeout,
             sweep_interval: Duration::from_millis(200),
             limits: SessionLimits::all(timeout),
+            max_clock_uncertainty: Duration::from_millis(50),
         }
     }
 }
@@ -206,6 +211,10 @@ struct Inner {
     /// The last step that timed out or lost its connection: connections pooled before it
     /// are probed before reuse.
     faults: Arc<Faults>,
+    /// The database's clock as estimated here, fed by the listener's pings.
+    clock: Arc<DbClock>,
+    /// Past this uncertainty of [`Inner::clock`] the store reports itself unavailable.
+    max_clock_uncertainty: Duration,
 }
 
 /// A save waiting to be written in the next batch: the row, the version and token it must
@@ -392,10 +401,16 @@ const UPDATE_MANY: &str = "WITH v AS MATERIALIZED (
     SELECT g.id, false FROM chess_games AS g
     WHERE g.id = ANY($1::text[]) AND g.id NOT IN (SELECT id FROM free)";
 
-/// The rows whose flag has fallen by `$1` (Unix ms), at most `$2`, earliest first: read
+/// The rows whose flag has fallen by `$1` (Unix ms; NULL: the database's clock now, the
+/// one clock of every replica), at most `$2`, earliest first, each with that time: read
 /// without locking (the sweep writes each with the batch's compare-and-set).
-const DUE: &str = "SELECT id, version, record, token FROM chess_games
-    WHERE flag_at_ms <= $1 ORDER BY flag_at_ms LIMIT $2";
+const DUE: &str = "SELECT id, version, record, token, now.ms FROM chess_games,
+        (SELECT coalesce($1::bigint,
+                         (extract(epoch FROM statement_timestamp()) * 1000)::bigint) AS ms) AS now
+    WHERE flag_at_ms <= now.ms ORDER BY flag_at_ms LIMIT $2";
+
+/// The database's clock now, in Unix µs (the listener's ping: see [`DbClock`]).
+const CLOCK: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 
 /// The sweep's repair of a flag column that is ahead of its record: `$1` the id, `$2` the
 /// deadline, `$3` and `$4` the version and token read.
@@ -413,6 +428,10 @@ const ENCODER_CACHE_GAMES: usize = 10_000;
 const BATCH_MAX: usize = 256;
 
 const NOTIFY: &str = "SELECT pg_notify('chess_games', $1)";
+
+/// Round trips to the database's clock when the listener connects (the least uncertain
+/// counts).
+const CLOCK_READINGS_AT_CONNECT: usize = 3;
 
 /// PostgreSQL's limit on a notification payload is 8000 bytes: stay below it.
 const PAYLOAD_MAX: usize = 7900;
@@ -494,6 +513,8 @@ impl PgStore {
             tally: Arc::new(GameTally::new()),
             generation: std::sync::atomic::AtomicU64::new(0),
             faults,
+            clock: Arc::new(DbClock::default()),
+            max_clock_uncertainty: config.max_clock_uncertainty,
         });
         inner.migrate().await?;
         inner.warn_if_not_durable().await?;
@@ -735,7 +756,7 @@ impl PgStore {
     /// replica's sweeper does; returns the games changed. Public so that a test can sweep
     /// at a chosen instant.
     pub async fn sweep_flags(&self, now_ms: u64, limit: i64) -> Result<Vec<String>, StoreError> {
-        self.inner.sweep_once(now_ms, limit).await
+        self.inner.sweep_once(Some(now_ms), limit).await
     }
 }
 
@@ -804,6 +825,10 @@ impl GameStore for PgStore {
         Some(PgStore::health(self))
     }
 
+    fn clock(&self) -> Option<Arc<DbClock>> {
+        Some(self.inner.clock.clone())
+    }
+
     fn tally(&self) -> Option<Arc<GameTally>> {
         Some(self.inner.tally.clone())
     }
@@ -833,6 +858,27 @@ impl Inner {
     fn announce(&self, id: &str, version: u64) {
         // Fails only once the notifier is gone (the store is closing): nothing to tell.
         let _ = self.committed.send(format!("{id} {version}"));
+    }
+
+    /// Reports the store available while the database's clock is known closely enough
+    /// (called with the change feed up), and logs when that changes.
+    fn report_clock(&self) {
+        let uncertainty = self.clock.uncertainty();
+        let known = uncertainty.is_some_and(|u| u <= self.max_clock_uncertainty);
+        let mut was = known;
+        self.healthy.send_if_modified(|up| {
+            was = std::mem::replace(up, known);
+            was != known
+        });
+        if !known && was {
+            tracing::warn!(
+                uncertainty_ms = uncertainty.map(|u| u.as_millis()),
+                max_ms = self.max_clock_uncertainty.as_millis(),
+                "the database's clock is not known closely enough to charge moves by; unavailable until it is"
+            );
+        } else if known && !was {
+            tracing::debug!("the database's clock is known closely enough");
+        }
     }
 
     /// Runs `op` on a pooled connection, bounded by the timeout, retrying serialization
@@ -1032,8 +1078,8 @@ impl Inner {
     /// holds no lock between statements and a replica paused or cut off mid-sweep blocks
     /// no one. Replicas sweeping the same game race on its stamp: one write wins, the
     /// others match nothing. Returns the games this sweep changed.
-    async fn sweep_once(&self, now_ms: u64, limit: i64) -> Result<Vec<String>, StoreError> {
-        let now = to_i64(now_ms, "time")?;
+    async fn sweep_once(&self, now_ms: Option<u64>, limit: i64) -> Result<Vec<String>, StoreError> {
+        let now = now_ms.map(|ms| to_i64(ms, "time")).transpose()?;
         let due = self
             .run(|client| async move {
                 let stmt = client.prepare_cached(DUE).await?;
@@ -1046,6 +1092,7 @@ impl Inner {
             let version: i64 = row.get(1);
             let record: Vec<u8> = row.get(2);
             let token: i64 = row.get(3);
+            let now_ms = u64::try_from(row.get::<_, i64>(4)).unwrap_or(0);
             let mut loaded = match decode_row(&id, version, &record).map(|d| d.loaded) {
                 Ok(loaded) => loaded,
                 Err(e) => {
@@ -1121,11 +1168,29 @@ impl Inner {
     }
 }
 
-/// Wall-clock Unix milliseconds: the clock flags are judged by, as the registry's.
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+/// Reads the database's clock once into `db_clock`; the error says why it could not.
+async fn read_clock(
+    client: &tokio_postgres::Client,
+    db_clock: &DbClock,
+    timeout: Duration,
+) -> Result<(), String> {
+    let sent = std::time::Instant::now();
+    let sent_unix_us = clock::local_unix_us();
+    let answer = match tokio::time::timeout(timeout, client.simple_query(CLOCK)).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => return Err(format!("ping failed: {e}")),
+        Err(_) => return Err(format!("ping unanswered for {} ms", timeout.as_millis())),
+    };
+    let rtt = sent.elapsed();
+    let db_unix_us = answer
+        .iter()
+        .find_map(|message| match message {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+            _ => None,
+        })
+        .ok_or_else(|| "the database's clock could not be read".to_string())?;
+    db_clock.record(sent, sent_unix_us, rtt, db_unix_us);
+    Ok(())
 }
 
 /// The flag sweeper: every `interval`, records the flags that have fallen. The first
@@ -1141,7 +1206,7 @@ async fn sweep(inner: std::sync::Weak<Inner>, interval: Duration) {
         };
         // Keep sweeping while a sweep is full: a burst of flags drains quickly.
         loop {
-            match inner.sweep_once(now_ms(), 64).await {
+            match inner.sweep_once(None, 64).await {
                 Ok(changed) if changed.len() == 64 => continue,
                 Ok(changed) => {
                     if !changed.is_empty() {
@@ -1315,6 +1380,17 @@ async fn listen_once(
         Ok(Err(e)) => return format!("cannot LISTEN: {e}"),
         Err(_) => return "LISTEN did not answer in time".into(),
     }
+    // Maybe another server (a failover): its clock is read afresh, the best of a few
+    // round trips.
+    let Some(db_clock) = inner.upgrade().map(|strong| strong.clock.clone()) else {
+        return "the store is closed".into();
+    };
+    db_clock.forget();
+    for _ in 0..CLOCK_READINGS_AT_CONNECT {
+        if let Err(e) = read_clock(&client, &db_clock, timeout).await {
+            return e;
+        }
+    }
     {
         let Some(strong) = inner.upgrade() else {
             return "the store is closed".into();
@@ -1334,8 +1410,11 @@ async fn listen_once(
             tracing::info!(closed, "the database is back: pooled connections renewed");
         }
         let _ = strong.changes.send(StoreChange::Resync);
-        strong.healthy.send_replace(true);
-        tracing::info!("listening for game changes on the database");
+        strong.report_clock();
+        tracing::info!(
+            clock_offset_seconds = strong.clock.offset_seconds(),
+            "listening for game changes on the database"
+        );
     }
     let mut ping = tokio::time::interval(Duration::from_millis(1000));
     ping.tick().await;
@@ -1353,11 +1432,14 @@ async fn listen_once(
                 }
             }
             _ = ping.tick() => {
-                match tokio::time::timeout(timeout, client.simple_query("SELECT 1")).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) => return format!("ping failed: {e}"),
-                    Err(_) => return format!("ping unanswered for {} ms", timeout.as_millis()),
+                // The ping reads the database's clock: one round trip, two uses.
+                if let Err(e) = read_clock(&client, &db_clock, timeout).await {
+                    return e;
                 }
+                let Some(strong) = inner.upgrade() else {
+                    return "the store is closed".into();
+                };
+                strong.report_clock();
             }
         }
     }
