@@ -30,20 +30,15 @@ pub(super) const SMALL_TABLE_LOG2: u32 = 16;
 pub(super) const LARGE_TABLE_LOG2: u32 = 21;
 
 /// Positions the exact closure may hold before it gives up.
-const CLOSURE_CAP: usize = 100_000;
+const CLOSURE_CAP: usize = 4_000_000;
 
-/// Turns a search's "no mate" into a proof (or, should the search have been wrong, a
-/// mate): the search's pruning is chasolver's, the closure is exact.
-fn confirm_no_mate(pos: &Position, forced: &[Move], spent: &mut u64, budget: u64) -> Option<Found> {
+/// Turns a search's "no mate" into a proof: the search's pruning is chasolver's, the
+/// closure is exact. None: no proof (the phases go on).
+fn confirm_no_mate(pos: &Position, spent: &mut u64, budget: u64) -> Option<Found> {
     let mut meter = Meter { spent, budget };
     match close(pos, CLOSURE_CAP, &mut meter) {
         Closure::NoMate => Some(Found::NoMate),
-        Closure::Mate(line) => {
-            let mut full = forced.to_vec();
-            full.extend(line);
-            Some(Found::Mate(full))
-        }
-        Closure::TooLarge => None,
+        Closure::MateReachable | Closure::TooLarge => None,
     }
 }
 
@@ -73,7 +68,7 @@ pub(super) fn analysis(
         match search.iterative_deepening(&pos, 1..=1) {
             Outcome::Mate => return Found::Mate(search.line),
             Outcome::NoMate => {
-                if let Some(found) = confirm_no_mate(&pos, &forced, spent, budget) {
+                if let Some(found) = confirm_no_mate(&pos, spent, budget) {
                     return found;
                 }
             }
@@ -96,10 +91,11 @@ pub(super) fn analysis(
         small.new_run();
         search.table = Some(small);
         search.reset_global_nodes();
-        match search.iterative_deepening(&pos, 2..=128) {
+        let o = search.iterative_deepening(&pos, 2..=128);
+        match o {
             Outcome::Mate => return Found::Mate(search.line),
             Outcome::NoMate => {
-                if let Some(found) = confirm_no_mate(&pos, &forced, spent, budget) {
+                if let Some(found) = confirm_no_mate(&pos, spent, budget) {
                     return found;
                 }
             }
@@ -164,11 +160,12 @@ pub(super) fn analysis(
     search.table = Some(table);
     search.guidance = Some(&guidance);
     search.reset_global_nodes();
-    match search.iterative_deepening(&pos, 2..=128) {
+    let o = search.iterative_deepening(&pos, 2..=128);
+    match o {
         Outcome::Mate => Found::Mate(search.line),
         Outcome::NoMate => {
             drop(search);
-            confirm_no_mate(&pos, &forced, spent, budget).unwrap_or(Found::Unknown)
+            confirm_no_mate(&pos, spent, budget).unwrap_or(Found::Unknown)
         }
         Outcome::Unknown => Found::Unknown,
     }
