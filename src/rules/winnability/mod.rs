@@ -34,6 +34,7 @@ mod heuristics;
 mod identity;
 mod material;
 mod mirror;
+mod order;
 mod probes;
 mod saturation;
 mod search;

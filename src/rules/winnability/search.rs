@@ -2,12 +2,14 @@
 //! heuristics and an optional transposition table. Everything is counted in nodes (one
 //! node per move tried), so a verdict never depends on the clock.
 
+use super::super::attacks::{self, Magic};
 use super::super::moves::Move;
 use super::super::position::Position;
 use super::super::square::Color;
 use super::heuristics::{Guidance, NodeFacts, Variation, classify};
 use super::identity::IdentitySet;
 use super::material::insufficient_white_material;
+use super::order::legal_moves_ordered;
 use super::tt::Table;
 
 /// The longest line the search builds (forced moves included).
@@ -167,7 +169,7 @@ impl<'a> Search<'a> {
         let at_leaf = depth >= self.max_depth || self.line.len() >= MAX_LINE;
         if at_leaf {
             // Only whether a move exists matters here: count instead of listing.
-            if !pos.has_legal_move() {
+            if !has_legal_move(pos) {
                 return pos.turn() == Color::Black && pos.is_check();
             }
             if insufficient_white_material(pos) {
@@ -177,7 +179,7 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let moves = pos.legal_moves();
+        let moves = legal_moves_ordered(pos);
         if moves.is_empty() {
             return pos.turn() == Color::Black && pos.is_check();
         }
@@ -214,4 +216,19 @@ impl<'a> Search<'a> {
         }
         false
     }
+}
+
+/// Whether the side to move has a legal move: a safe king step answers most positions
+/// without generating every move.
+#[inline]
+fn has_legal_move(pos: &Position) -> bool {
+    let us = pos.turn();
+    let king = pos.king(us);
+    let occupied = pos.occupied().without(king);
+    for t in attacks::king_attacks(king) & !pos.by_color(us) {
+        if !pos.is_attacked_with::<Magic>(t, !us, occupied) {
+            return true;
+        }
+    }
+    pos.has_legal_move()
 }
