@@ -163,3 +163,108 @@ fn chasolver_verdict(fen: &str, winner: Color) -> Option<bool> {
         chasolver::Winnability::Unwinnable => Some(false),
     }
 }
+
+/// Random low-material positions: from a random point of a random corpus game, random play
+/// (captures preferred, so material falls) until at most `pieces` pieces remain.
+fn random_low_material_positions(count: usize, seed: u64) -> Vec<Position> {
+    let games = crate::common::corpus_games::corpus_games();
+    let mut rng = crate::common::rng::Rng(seed);
+    let mut out = Vec::new();
+    let mut attempts = 0;
+    while out.len() < count && attempts < count * 20 {
+        attempts += 1;
+        let g = &games[rng.below(games.len())];
+        if g.variant != Variant::Standard {
+            continue;
+        }
+        let ply = rng.below(g.game.ply() + 1);
+        let Some(start) = g.game.position_at(ply) else {
+            continue;
+        };
+        let mut pos = *start;
+        let target = 3 + rng.below(8) as u32;
+        for _ in 0..600 {
+            if pos.occupied().count() <= target {
+                break;
+            }
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let captures: Vec<Move> = moves
+                .iter()
+                .copied()
+                .filter(|&m| pos.is_capture(m))
+                .collect();
+            let m = if !captures.is_empty() && rng.below(10) < 7 {
+                captures[rng.below(captures.len())]
+            } else {
+                moves[rng.below(moves.len())]
+            };
+            pos.play(m);
+        }
+        if pos.occupied().count() <= target && pos.has_legal_move() {
+            out.push(pos);
+        }
+    }
+    out
+}
+
+/// Our verdict equals chasolver's on random low-material positions wherever both decide,
+/// and every helpmate of ours replays to mate.
+#[test]
+fn agrees_with_chasolver_on_random_low_material_positions() {
+    let positions = random_low_material_positions(600, 0x5EED_0031);
+    assert!(
+        positions.len() >= 500,
+        "enough positions: {}",
+        positions.len()
+    );
+    let mut solver = Solver::new();
+    let mut failures = Vec::new();
+    let (mut compared, mut ours_undetermined, mut theirs_undetermined) = (0, 0, 0);
+    for pos in &positions {
+        let fen = pos.to_fen();
+        for winner in [Color::White, Color::Black] {
+            let ours = judged(&mut solver, pos, winner, &mut failures, &fen);
+            let theirs = chasolver_verdict(&fen, winner);
+            match (ours, theirs) {
+                (Some(a), Some(b)) => {
+                    compared += 1;
+                    if a != b {
+                        failures.push(format!("{fen} ({winner:?}): ours {a}, chasolver {b}"));
+                    }
+                }
+                (None, _) => ours_undetermined += 1,
+                (_, None) => theirs_undetermined += 1,
+            }
+        }
+    }
+    eprintln!(
+        "{} positions, {compared} verdicts compared; undetermined: ours {ours_undetermined}, chasolver {theirs_undetermined}",
+        positions.len()
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(compared >= 900, "most verdicts compared: {compared}");
+}
+
+/// Chess960 start positions (every castling right present) are judged winnable for both
+/// sides, and every helpmate replays under our Chess960 rules. (A set whose helpmates
+/// need castling is not built yet.)
+#[test]
+fn chess960_helpmates_replay() {
+    let mut solver = Solver::new();
+    let mut failures = Vec::new();
+    for n in [0u32, 1, 100, 359, 518, 700, 959] {
+        let pos = chess_service::rules::chess960::start_position(n, Variant::Chess960).unwrap();
+        for winner in [Color::White, Color::Black] {
+            let fen = pos.to_fen();
+            assert_eq!(
+                judged(&mut solver, &pos, winner, &mut failures, &fen),
+                Some(true),
+                "{fen}"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

@@ -12,17 +12,19 @@ use super::super::moves::{Move, MoveKind, MoveList};
 use super::super::piece::Role;
 use super::super::position::Position;
 use super::super::square::Square;
+use std::mem::MaybeUninit;
 
-/// The generator's batches, gathered for reordering.
+/// The generator's batches, gathered for reordering (left uninitialised past the counts:
+/// a node must not pay for zeroing them).
 struct Collect {
     /// Non-pawn batches, in generation order: (role, from, destinations).
-    pieces: [(Role, Square, Bitboard); 40],
+    pieces: [MaybeUninit<(Role, Square, Bitboard)>; 40],
     n_pieces: usize,
     /// Pawn moves as sortable keys: from, to, then 0 (not a promotion) or 1..=4 (Q, N, R, B).
-    pawns: [u32; 160],
+    pawns: [MaybeUninit<u32>; 160],
     n_pawns: usize,
     /// En passant captures and castlings.
-    specials: [Move; 4],
+    specials: [MaybeUninit<Move>; 4],
     n_specials: usize,
 }
 
@@ -30,7 +32,7 @@ impl MoveSink for Collect {
     #[inline(always)]
     fn piece(&mut self, role: Role, from: Square, to: Bitboard) {
         if to.any() && self.n_pieces < self.pieces.len() {
-            self.pieces[self.n_pieces] = (role, from, to);
+            self.pieces[self.n_pieces] = MaybeUninit::new((role, from, to));
             self.n_pieces += 1;
         }
     }
@@ -53,7 +55,7 @@ impl MoveSink for Collect {
     #[inline(always)]
     fn special(&mut self, m: Move) {
         if self.n_specials < self.specials.len() {
-            self.specials[self.n_specials] = m;
+            self.specials[self.n_specials] = MaybeUninit::new(m);
             self.n_specials += 1;
         }
     }
@@ -61,9 +63,27 @@ impl MoveSink for Collect {
 
 impl Collect {
     #[inline(always)]
+    fn pieces(&self) -> &[(Role, Square, Bitboard)] {
+        // SAFETY: the first `n_pieces` entries were written by `piece`.
+        unsafe { std::slice::from_raw_parts(self.pieces.as_ptr().cast(), self.n_pieces) }
+    }
+
+    #[inline(always)]
+    fn pawns_mut(&mut self) -> &mut [u32] {
+        // SAFETY: the first `n_pawns` entries were written by `push_pawn`.
+        unsafe { std::slice::from_raw_parts_mut(self.pawns.as_mut_ptr().cast(), self.n_pawns) }
+    }
+
+    #[inline(always)]
+    fn specials(&self) -> &[Move] {
+        // SAFETY: the first `n_specials` entries were written by `special`.
+        unsafe { std::slice::from_raw_parts(self.specials.as_ptr().cast(), self.n_specials) }
+    }
+
+    #[inline(always)]
     fn push_pawn(&mut self, key: u32) {
         if self.n_pawns < self.pawns.len() {
-            self.pawns[self.n_pawns] = key;
+            self.pawns[self.n_pawns] = MaybeUninit::new(key);
             self.n_pawns += 1;
         }
     }
@@ -77,19 +97,18 @@ const PROMOTIONS: [MoveKind; 4] = [
 ];
 
 #[inline(always)]
-fn ordered<S: Sliders>(pos: &Position) -> MoveList {
+fn ordered<S: Sliders>(pos: &Position, out: &mut MoveList) {
     let mut c = Collect {
-        pieces: [(Role::King, Square::A1, Bitboard::EMPTY); 40],
+        pieces: [MaybeUninit::uninit(); 40],
         n_pieces: 0,
-        pawns: [0; 160],
+        pawns: [MaybeUninit::uninit(); 160],
         n_pawns: 0,
-        specials: [Move::new(Role::King, Square::A1, Square::A1, MoveKind::Normal); 4],
+        specials: [MaybeUninit::uninit(); 4],
         n_specials: 0,
     };
     generate::<S, _>(pos, &mut c);
-    let mut out = MoveList::new();
 
-    let pawns = &mut c.pawns[..c.n_pawns];
+    let pawns = c.pawns_mut();
     insertion_sort(pawns);
     for &key in pawns.iter() {
         let from = Square::new((key >> 9) as u8);
@@ -101,14 +120,14 @@ fn ordered<S: Sliders>(pos: &Position) -> MoveList {
         };
         out.push(Move::new(Role::Pawn, from, to, kind));
     }
-    for &m in &c.specials[..c.n_specials] {
+    for &m in c.specials() {
         if m.kind == MoveKind::EnPassant {
             out.push(m);
         }
     }
 
     for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
-        for &(r, from, to) in &c.pieces[..c.n_pieces] {
+        for &(r, from, to) in c.pieces() {
             if r == role {
                 for t in to {
                     out.push(Move::new(role, from, t, MoveKind::Normal));
@@ -120,7 +139,7 @@ fn ordered<S: Sliders>(pos: &Position) -> MoveList {
     // The king: steps and castlings merged by the square the king lands on.
     let mut steps = Bitboard::EMPTY;
     let mut from = pos.king(pos.turn());
-    for &(r, f, to) in &c.pieces[..c.n_pieces] {
+    for &(r, f, to) in c.pieces() {
         if r == Role::King {
             steps = to;
             from = f;
@@ -128,7 +147,7 @@ fn ordered<S: Sliders>(pos: &Position) -> MoveList {
     }
     let mut castles: [Option<Move>; 2] = [None, None];
     let mut n = 0;
-    for &m in &c.specials[..c.n_specials] {
+    for &m in c.specials() {
         if m.kind == MoveKind::Castle && n < 2 {
             castles[n] = Some(m);
             n += 1;
@@ -150,7 +169,6 @@ fn ordered<S: Sliders>(pos: &Position) -> MoveList {
     for m in pending {
         out.push(m);
     }
-    out
 }
 
 #[inline(always)]
@@ -166,19 +184,20 @@ fn insertion_sort(keys: &mut [u32]) {
     }
 }
 
-/// The legal moves of `pos`, in chasolver's order.
-pub(super) fn legal_moves_ordered(pos: &Position) -> MoveList {
+/// The legal moves of `pos`, in chasolver's order, appended to `out` (empty on entry; the
+/// caller owns the list so that nothing is copied on return).
+pub(super) fn legal_moves_ordered(pos: &Position, out: &mut MoveList) {
     if attacks::has_bmi2() {
         // SAFETY: the CPU has BMI2.
-        unsafe { ordered_bmi2(pos) }
+        unsafe { ordered_bmi2(pos, out) }
     } else {
-        ordered::<Magic>(pos)
+        ordered::<Magic>(pos, out)
     }
 }
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
-unsafe fn ordered_bmi2(pos: &Position) -> MoveList {
-    ordered::<Pext>(pos)
+unsafe fn ordered_bmi2(pos: &Position, out: &mut MoveList) {
+    ordered::<Pext>(pos, out)
 }
 
 #[cfg(test)]
@@ -196,7 +215,9 @@ mod tests {
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
         ] {
             let pos = Position::from_fen(fen, Variant::Standard).expect("valid FEN");
-            let mut a: Vec<Move> = legal_moves_ordered(&pos).to_vec();
+            let mut list = MoveList::new();
+            legal_moves_ordered(&pos, &mut list);
+            let mut a: Vec<Move> = list.to_vec();
             let mut b: Vec<Move> = pos.legal_moves().to_vec();
             a.sort();
             b.sort();

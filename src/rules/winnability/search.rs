@@ -3,7 +3,7 @@
 //! node per move tried), so a verdict never depends on the clock.
 
 use super::super::attacks::{self, Magic};
-use super::super::moves::Move;
+use super::super::moves::{Move, MoveList};
 use super::super::position::Position;
 use super::super::square::Color;
 use super::heuristics::{Guidance, NodeFacts, Variation, classify};
@@ -179,7 +179,8 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let moves = legal_moves_ordered(pos);
+        let mut moves = MoveList::new();
+        legal_moves_ordered(pos, &mut moves);
         if moves.is_empty() {
             return pos.turn() == Color::Black && pos.is_check();
         }
