@@ -26,7 +26,7 @@ pub(super) enum Found {
 }
 
 /// Slots of the table for the iterative deepening phase and the long guided phase.
-pub(super) const SMALL_TABLE_LOG2: u32 = 16;
+pub(super) const SMALL_TABLE_LOG2: u32 = 12;
 pub(super) const LARGE_TABLE_LOG2: u32 = 21;
 
 /// Positions the exact closure may hold before it gives up.
