@@ -67,11 +67,9 @@ pub(super) fn analysis(
         search.reset_global_nodes();
         match search.iterative_deepening(&pos, 1..=1) {
             Outcome::Mate => return Found::Mate(search.line),
-            Outcome::NoMate => {
-                if let Some(found) = confirm_no_mate(&pos, spent, budget) {
-                    return found;
-                }
-            }
+            // No table here, so nothing was pruned: an uninterrupted search has followed
+            // every line to its end, which is already the proof.
+            Outcome::NoMate => return Found::NoMate,
             Outcome::Unknown if search.exhausted => return Found::Unknown,
             Outcome::Unknown => {}
         }
