@@ -16,3 +16,5 @@ mod perft;
 mod pgn_import;
 #[path = "rules/properties.rs"]
 mod properties;
+#[path = "rules/winnability.rs"]
+mod winnability;

@@ -304,6 +304,19 @@ impl Position {
         }
     }
 
+    /// [`Position::play`] without its debug-build legality check, for searches that play
+    /// only moves just generated from this very position (the check would regenerate the
+    /// moves at every node of a debug-assertion test build).
+    #[inline]
+    pub(crate) fn play_trusted(&mut self, m: Move) -> Undo {
+        if attacks::has_bmi2() {
+            // SAFETY: BMI2 is present.
+            unsafe { self.play_bmi2(m) }
+        } else {
+            self.play_unchecked::<Magic>(m)
+        }
+    }
+
     #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
     unsafe fn play_bmi2(&mut self, m: Move) -> Undo {
         self.play_unchecked::<attacks::Pext>(m)
