@@ -82,11 +82,11 @@ pub struct Config {
     /// ms; 0 turns it off. Unset: the --database-timeout-ms.
     #[arg(long, env = "CHESS_DATABASE_STATEMENT_TIMEOUT_MS")]
     pub database_statement_timeout_ms: Option<u64>,
-    /// The longest one of this replica's statements waits for a lock held by another
-    /// session (`lock_timeout`), in ms, before it fails with UNAVAILABLE; 0 turns it off.
-    /// Unset: the --database-timeout-ms.
-    #[arg(long, env = "CHESS_DATABASE_LOCK_TIMEOUT_MS")]
-    pub database_lock_timeout_ms: Option<u64>,
+    /// The longest one of this replica's statements waits for a row held by another
+    /// session (`lock_timeout`), in ms: a save batch then writes again without that row,
+    /// and other statements fail with UNAVAILABLE; 0 turns it off.
+    #[arg(long, env = "CHESS_DATABASE_LOCK_TIMEOUT_MS", default_value_t = 100)]
+    pub database_lock_timeout_ms: u64,
     /// The longest one of this replica's sessions may sit idle inside a transaction
     /// (`idle_in_transaction_session_timeout`), in ms, before the database ends it and
     /// releases its locks (a paused or cut-off replica); 0 turns it off. Unset: the
@@ -254,7 +254,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn GameStore>, ServerErr
         let limit = |ms: Option<u64>| ms.map_or(pg.timeout, Duration::from_millis);
         pg.limits = SessionLimits {
             statement: limit(config.database_statement_timeout_ms),
-            lock: limit(config.database_lock_timeout_ms),
+            lock: Duration::from_millis(config.database_lock_timeout_ms),
             idle_in_transaction: limit(config.database_idle_in_transaction_timeout_ms),
         };
         pg.max_clock_uncertainty = Duration::from_millis(config.max_clock_uncertainty_ms);

@@ -22,6 +22,12 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::HookError;
 use deadpool_postgres::{Hook, Metrics};
 
+/// How long a statement waits for a row another session holds, by default. Rows are held
+/// only for one statement and its commit (milliseconds), so a longer wait means a stalled
+/// session: a save batch then writes again, skipping that row, and other statements fail
+/// as unavailable rather than hold the caller.
+pub const LOCK_WAIT: Duration = Duration::from_millis(100);
+
 /// The database's own limits on each session; zero turns one off (as in PostgreSQL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionLimits {
@@ -35,12 +41,13 @@ pub struct SessionLimits {
 }
 
 impl SessionLimits {
-    /// Every limit at `timeout`: nothing the database does for a replica outlasts the
-    /// replica's own wait for it.
+    /// Statements and idle transactions at `timeout` (nothing the database does for a
+    /// replica outlasts the replica's own wait for it), lock waits at [`LOCK_WAIT`] (or
+    /// `timeout` if shorter).
     pub fn all(timeout: Duration) -> SessionLimits {
         SessionLimits {
             statement: timeout,
-            lock: timeout,
+            lock: LOCK_WAIT.min(timeout),
             idle_in_transaction: timeout,
         }
     }
