@@ -65,16 +65,22 @@ type Client = ChessServiceClient<Channel>;
 /// The service's own health name (NOT_SERVING while the database is away).
 const SERVICE: &str = "chess.v1.ChessService";
 
-/// A replica on the test's database.
-fn replica(pg: &Pg) -> Server {
-    Server::start(&[
+/// The flags of a replica on the database at `url` (the test's, or a proxy in front of
+/// it): a 1 s database timeout and a pool of 8.
+fn replica_args(url: &str) -> [&str; 6] {
+    [
         "--database-url",
-        &pg.url,
+        url,
         "--database-timeout-ms",
         "1000",
         "--database-pool-size",
         "8",
-    ])
+    ]
+}
+
+/// A replica on the test's database.
+fn replica(pg: &Pg) -> Server {
+    Server::start(&replica_args(&pg.url))
 }
 
 fn now_ms() -> u64 {
@@ -410,14 +416,9 @@ async fn games_created_and_ended_are_counted_once_across_replicas() {
         return;
     };
     let with_metrics = || {
-        Server::start(&[
-            "--database-url",
-            &pg.url,
-            "--database-timeout-ms",
-            "1000",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ])
+        let mut args = replica_args(&pg.url).to_vec();
+        args.extend(["--metrics-listen", "127.0.0.1:0"]);
+        Server::start(&args)
     };
     let (a, b, c) = (with_metrics(), with_metrics(), with_metrics());
     let (mut ca, mut cb) = (a.client().await, b.client().await);

@@ -18,7 +18,7 @@ use tonic::Code;
 
 use super::common::metrics;
 use super::server::Server;
-use super::{Client, Pg, new_game, now_ms, play_req};
+use super::{Client, Pg, new_game, now_ms, play_req, replica_args};
 
 /// Debian's libfaketime (the thread-safe build: the server is multi-threaded).
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -26,16 +26,11 @@ const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 /// A replica whose wall clock is `shift` (libfaketime's syntax, `+3s`) off the real one.
 fn skewed_replica(pg: &Pg, shift: &str) -> Server {
     let data = tempfile::tempdir().expect("a data directory");
+    let mut args = replica_args(&pg.url).to_vec();
+    args.extend(["--metrics-listen", "127.0.0.1:0"]);
     let server = Server::start_with(
         data.path(),
-        &[
-            "--database-url",
-            &pg.url,
-            "--database-timeout-ms",
-            "1000",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
+        &args,
         &[
             ("LD_PRELOAD", LIBFAKETIME),
             ("FAKETIME", shift),

@@ -13,7 +13,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 
 use super::common::blackhole::{Blackhole, upstream_of};
 use super::server::Server;
-use super::{Pg, get, new_game, play, replica, wait_health};
+use super::{Pg, get, new_game, play, replica, replica_args, wait_health};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_cut_off_during_a_delete_and_re_create_serves_and_writes_only_the_new_game() {
@@ -21,14 +21,7 @@ async fn a_replica_cut_off_during_a_delete_and_re_create_serves_and_writes_only_
         return;
     };
     let hole = Blackhole::start(upstream_of(&pg.url)).await;
-    let a = Server::start(&[
-        "--database-url",
-        &hole.url(&pg.url),
-        "--database-timeout-ms",
-        "1000",
-        "--database-pool-size",
-        "8",
-    ]);
+    let a = Server::start(&replica_args(&hole.url(&pg.url)));
     let b = replica(&pg);
     let (mut ca, mut cb) = (a.client().await, b.client().await);
 

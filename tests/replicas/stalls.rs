@@ -18,7 +18,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 
 use super::common::blackhole::{Blackhole, upstream_of};
 use super::server::Server;
-use super::{Client, Pg, new_game, now_ms, play, play_req, replica, wait_health};
+use super::{Client, Pg, new_game, now_ms, play, play_req, replica, replica_args, wait_health};
 
 /// Plays `moves` (UCI, in order) in game `id`, each of which must succeed within `limit`.
 async fn play_all_within(c: &mut Client, id: &str, moves: &[&str], limit: Duration) {
@@ -210,14 +210,7 @@ async fn after_a_cut_heals_calls_succeed_once_health_says_serving() {
         return;
     };
     let hole = Blackhole::start(upstream_of(&pg.url)).await;
-    let a = Server::start(&[
-        "--database-url",
-        &hole.url(&pg.url),
-        "--database-timeout-ms",
-        "1000",
-        "--database-pool-size",
-        "8",
-    ]);
+    let a = Server::start(&replica_args(&hole.url(&pg.url)));
     let mut c = a.client().await;
     // Several games played at once, so the pool holds several connections.
     for i in 0..6 {
