@@ -6,6 +6,7 @@ use chess_service::pb;
 use tonic::Code;
 
 use crate::common::client::{named, new_game, play_at, undo_with};
+use crate::common::raw_grpc::{frame, raw_call};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
 const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -659,21 +660,28 @@ async fn perft_start_depth_5_with_divide() {
 
 #[tokio::test]
 async fn perft_past_its_deadline_stops_and_the_server_answers_at_once() {
+    use prost::Message;
     let server = Server::start(&["--perft-max-concurrent", "1"]);
     let mut client = server.client().await;
-    let mut req = tonic::Request::new(pb::PerftRequest {
+    // Sent by hand with only the `grpc-timeout` header: a tonic client also runs its own
+    // timer for it, which races the server's answer (and sometimes wins, as CANCELLED).
+    let request = pb::PerftRequest {
         depth: 9,
         threads: 1,
         ..Default::default()
-    });
-    req.set_timeout(Duration::from_millis(300));
+    };
     let started = Instant::now();
-    let status = expect_error(
-        client.perft(req).await,
-        Code::DeadlineExceeded,
-        "DEADLINE_EXCEEDED",
-    );
+    let answer = raw_call(
+        &server.addr,
+        "/chess.v1.ChessService/Perft",
+        frame(0, &request.encode_to_vec()),
+        &[("grpc-timeout", "300m")],
+        Duration::from_secs(5),
+    )
+    .await;
     let waited = started.elapsed();
+    let answered = answer.status.expect("the server answers within 5 s");
+    let status = expect_error::<()>(Err(answered), Code::DeadlineExceeded, "DEADLINE_EXCEEDED");
     assert!(
         waited < Duration::from_millis(600),
         "answered after {waited:?}: {status:?}"
