@@ -126,6 +126,24 @@ pub struct Config {
     /// caller cannot hold every perft slot (0: no bound per caller).
     #[arg(long, env = "CHESS_PERFT_MAX_PER_CALLER", default_value_t = 1)]
     pub perft_max_per_caller: usize,
+    /// Nodes the winnability solver may spend after each change that makes a new
+    /// position (a move, a game created from a FEN, an import) to prove it dead (FIDE
+    /// 5.2.2), both sides together: 20,000 stays under 2 ms on the slowest positions
+    /// measured (BENCHMARKS.md). Positions with the mobility of a live game skip the
+    /// solver. 0: only the material rule ends games as dead.
+    #[arg(long, env = "CHESS_DEAD_POSITION_BUDGET_NODES",
+          default_value_t = crate::lifecycle::judge::DEFAULT_CHANGE_BUDGET)]
+    pub dead_position_budget_nodes: u64,
+    /// Nodes the winnability solver may spend when a flag falls, to prove that the other
+    /// side cannot mate (a draw, FIDE 6.9; undecided is a loss on time). 0: only the
+    /// material rule draws a flag fall.
+    #[arg(long, env = "CHESS_FLAG_FALL_BUDGET_NODES",
+          default_value_t = crate::lifecycle::judge::DEFAULT_FLAG_BUDGET)]
+    pub flag_fall_budget_nodes: u64,
+    /// Nodes one Winnability call may spend for each side.
+    #[arg(long, env = "CHESS_WINNABILITY_BUDGET_NODES",
+          default_value_t = crate::rules::winnability::DEFAULT_BUDGET)]
+    pub winnability_budget_nodes: u64,
     /// LegalMoves-by-FEN answers kept for repeated FENs (about 1-2 KB each; 0 turns the
     /// cache off).
     #[arg(long, env = "CHESS_FEN_CACHE_ENTRIES", default_value_t = 4096)]
@@ -308,6 +326,10 @@ pub async fn serve(
         addr: config.listen.clone(),
         source,
     })?;
+    crate::lifecycle::judge::set_budgets(crate::lifecycle::judge::Budgets {
+        change_nodes: config.dead_position_budget_nodes,
+        flag_nodes: config.flag_fall_budget_nodes,
+    });
     let gate = config.security.gate()?;
     auth::reload_on_sighup(gate.clone());
     let tls = match config.security.tls_files() {

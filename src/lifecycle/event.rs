@@ -59,6 +59,16 @@ pub enum Event {
     /// The side to move ran out of time. Untimed (no time, no clock) only in a game
     /// imported from PGN whose `Termination` says "time forfeit" ([`super::import`]).
     FlagFell,
+    /// The side to move ran out of time, and the other side was proven unable to mate by
+    /// any sequence of legal moves for a reason beyond the material rule (FIDE 6.9): a
+    /// draw. Decided by the solver when the flag fell ([`super::judge`]); a replay takes
+    /// the record's word for it.
+    FlagFellUnwinnable,
+    /// The position on the board was proven dead (FIDE 5.2.2) for a reason beyond the
+    /// material rule: neither side can mate by any sequence of legal moves. Recorded by
+    /// the change that made the position (a move, or the creation from a FEN), at its
+    /// time; the game is drawn. An undo of that move takes it back with the move.
+    DeadPosition,
     /// `ms` milliseconds were added to `color`'s clock (a player giving the opponent
     /// time, or an arbiter after an interruption): 1 ms to [`super::MAX_ADD_TIME_MS`],
     /// timed games only, while the game goes on.
@@ -83,6 +93,8 @@ impl Event {
             Event::Resigned(_) => "resignation",
             Event::DrawClaimed { .. } => "draw claim",
             Event::FlagFell => "flag fall",
+            Event::FlagFellUnwinnable => "flag fall against a side that cannot mate",
+            Event::DeadPosition => "dead position",
             Event::TimeAdded { .. } => "time added",
         }
     }
@@ -111,7 +123,8 @@ pub enum Status {
     },
     /// Stalemate on the board: a draw.
     Stalemate,
-    /// Neither side can mate (dead position): a draw.
+    /// Neither side can mate by the material rule (K v K, K+minor v K, bishops all on
+    /// one colour): a draw.
     InsufficientMaterial,
     /// The same position a fifth time: a draw, automatic.
     FivefoldRepetition,
@@ -134,8 +147,15 @@ pub enum Status {
         /// The side whose flag did not fall.
         winner: Color,
     },
-    /// The flag fell, but the opponent could not have checkmated: a draw (FIDE 6.9).
+    /// The flag fell, but the opponent could not have checkmated by the material rule: a
+    /// draw (FIDE 6.9).
     DrawTimeoutInsufficientMaterial,
+    /// Neither side can mate by any sequence of legal moves, for a reason beyond the
+    /// material rule (a locked pawn wall, forced lines): a draw (FIDE 5.2.2).
+    DrawDeadPosition,
+    /// The flag fell, but the opponent could not have checkmated by any sequence of legal
+    /// moves, for a reason beyond the material rule: a draw (FIDE 6.9).
+    DrawTimeoutUnwinnable,
 }
 
 impl From<rules::Status> for Status {
@@ -191,13 +211,15 @@ impl Status {
         }
     }
 
-    /// The PGN `Termination` tag: `time forfeit` when a flag fell (a loss or, against
-    /// insufficient material, a draw), `normal` for every other ending, `unterminated`
-    /// while the game goes on.
+    /// The PGN `Termination` tag: `time forfeit` when a flag fell (a loss or, against a
+    /// side that cannot mate, a draw), `normal` for every other ending (the result says
+    /// who won), `unterminated` while the game goes on.
     pub fn termination(self) -> &'static str {
         match self {
             Status::InProgress => "unterminated",
-            Status::OutOfTime { .. } | Status::DrawTimeoutInsufficientMaterial => "time forfeit",
+            Status::OutOfTime { .. }
+            | Status::DrawTimeoutInsufficientMaterial
+            | Status::DrawTimeoutUnwinnable => "time forfeit",
             _ => "normal",
         }
     }
@@ -213,9 +235,15 @@ impl fmt::Display for Status {
             Status::OutOfTime { winner } => {
                 write!(f, "{} ran out of time, {winner} wins", !*winner)
             }
-            Status::DrawTimeoutInsufficientMaterial => {
-                f.write_str("a draw: a flag fell, but the other side could not have checkmated")
-            }
+            Status::DrawTimeoutInsufficientMaterial => f.write_str(
+                "a draw: a flag fell, but the other side had no mating material",
+            ),
+            Status::DrawDeadPosition => f.write_str(
+                "a draw: the position is dead, neither side can checkmate by any sequence of legal moves",
+            ),
+            Status::DrawTimeoutUnwinnable => f.write_str(
+                "a draw: a flag fell, but the other side could not checkmate by any sequence of legal moves",
+            ),
             // The board's statuses read as the rules engine writes them.
             board => board.on_board().map_or(Ok(()), |b| b.fmt(f)),
         }

@@ -7,6 +7,7 @@ use crate::rules::{ByColor, Color, Game, Move, MoveTextError, Position};
 
 use super::clock::{ClockReading, ClockStart, MAX_ADD_TIME_MS, TimeControl};
 use super::event::{ClaimRule, Event, EventRecord, LogEntry, Status};
+use super::judge;
 use super::opening::{Opening, OpeningTrack};
 
 /// The clocks of a timed game.
@@ -459,10 +460,10 @@ impl Match {
         if let (Some(t), Some(flag)) = (at, self.flag_time()) {
             let to_move = self.game.position().turn();
             match entry.event {
-                Event::FlagFell if t != flag => {
+                Event::FlagFell | Event::FlagFellUnwinnable if t != flag => {
                     return Err(fail(format!("{to_move}'s flag fell at {flag}, not at {t}")));
                 }
-                Event::FlagFell => {}
+                Event::FlagFell | Event::FlagFellUnwinnable => {}
                 _ if t >= flag => {
                     return Err(fail(format!(
                         "it happened at {t}, at or after {to_move}'s flag time {flag}; the flag fall comes first"
@@ -630,6 +631,43 @@ impl Match {
                 self.end(ending, to_move, at);
                 by = Some(to_move);
             }
+            Event::FlagFellUnwinnable => {
+                if status.is_over() {
+                    return Err(game_over());
+                }
+                // The verdict is the record's (a replay never runs the solver); only what
+                // the material rule decides is checked, since that case has its own event.
+                if self.game.position().has_insufficient_material(!to_move) {
+                    return Err(fail(format!(
+                        "{} has no mating material, which a plain flag fall records",
+                        !to_move
+                    )));
+                }
+                self.end(Status::DrawTimeoutUnwinnable, to_move, at);
+                by = Some(to_move);
+            }
+            Event::DeadPosition => {
+                if status.is_over() {
+                    return Err(game_over());
+                }
+                // Recorded by the change that made the position: right after its move, at
+                // the same time, or first of all at the creation.
+                let follows_its_change = match self.log.last() {
+                    Some(LogEntry {
+                        event: Event::Move(_),
+                        at_ms,
+                    }) => *at_ms == at,
+                    Some(_) => false,
+                    None => at.is_none_or(|t| t == self.last_ms),
+                };
+                if !follows_its_change {
+                    return Err(fail(
+                        "a dead position is recorded right after the move that made it, at the same time, or first at the creation".into(),
+                    ));
+                }
+                self.end(Status::DrawDeadPosition, to_move, at);
+                by = None;
+            }
             Event::TimeAdded { color, ms } => {
                 if status.is_over() {
                     return Err(game_over());
@@ -712,7 +750,8 @@ impl Match {
     pub fn settle(&mut self, now: u64) -> Result<bool, Refusal> {
         match self.flag_time() {
             Some(flag) if now >= flag => {
-                self.push(Event::FlagFell, Some(flag))?;
+                let event = judge::flag_fall(self.game.position());
+                self.push(event, Some(flag))?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -749,7 +788,22 @@ impl Match {
             .map_err(Refusal::Move)?;
         let at = self.stamp(now);
         self.push_move(m, at)?;
+        self.end_if_dead(now)?;
         Ok(m)
+    }
+
+    /// Ends the game drawn with [`Event::DeadPosition`] if the position on the board is
+    /// proven dead (FIDE 5.2.2) within the per-change budget ([`judge::is_dead`]), while
+    /// the board has not ended it already. Every change that makes a new position calls
+    /// it: a move, and the creation from a FEN or an import (by their callers). True if
+    /// the game ended.
+    pub fn end_if_dead(&mut self, now: u64) -> Result<bool, Refusal> {
+        if self.status().is_over() || !judge::is_dead(self.game.position()) {
+            return Ok(false);
+        }
+        let at = self.stamp(now);
+        self.push(Event::DeadPosition, at)?;
+        Ok(true)
     }
 
     fn push_move(&mut self, m: Move, at: Option<u64>) -> Result<(), Refusal> {
@@ -871,8 +925,13 @@ impl Match {
         let m = before.parse_move(text).map_err(Refusal::Move)?;
         let mut after = self.game.clone();
         after.push_unchecked(m);
-        if after.status().is_over() {
+        let ended = after.status().is_over();
+        let dead = !ended && judge::is_dead(after.position());
+        if ended || dead {
             self.push_move(m, at)?;
+            if dead {
+                self.push(Event::DeadPosition, at)?;
+            }
             return Ok(Some((before, m)));
         }
         let rule = claimable(&after).ok_or_else(|| Refusal::ClaimRefused {

@@ -6,12 +6,17 @@
 //! - The board's ending wins when the board has one (mate, stalemate, the automatic
 //!   draws), whatever the `Result` says: "1-0" after black mates is imported as black's
 //!   mate. The moves are the record; a result tag is a claim about them.
+//! - Otherwise, a final position proven dead (FIDE 5.2.2, [`Match::end_if_dead`], within
+//!   the per-change budget) ends the game drawn, whatever the `Result` says. Only the
+//!   final position is judged: a file whose moves went on past a dead position (as many
+//!   servers allow) still imports, its moves being legal.
 //! - Otherwise a decisive result with `[Termination "time forfeit"]` (any case) is a flag
-//!   fall ([`Event::FlagFell`], untimed: the time is not known; `%clk` comments are
-//!   ignored) when the loser is the side to move and the winner has mating material. A
-//!   flag falls only on the clock of the side to move, and against a side that cannot mate
-//!   it is a draw (FIDE 6.9), which the file's decisive result contradicts: in those two
-//!   cases the file's result is kept as a resignation by the loser.
+//!   fall (untimed: the time is not known; `%clk` comments are ignored) when the loser is
+//!   the side to move, judged as a live flag fall is ([`super::judge::flag_fall`]): a loss
+//!   on time, or a draw when the winner could not have mated (FIDE 6.9), whatever the
+//!   file's result says (the file's server may have scored it by the material rule only,
+//!   or not at all). A flag falls only on the clock of the side to move: when the loser is
+//!   not to move, the file's result is kept as a resignation by the loser.
 //! - `1/2-1/2` with a time-forfeit termination, when the side not to move cannot mate, is
 //!   that FIDE 6.9 flag fall; any other `1/2-1/2` is a draw by agreement (the side not to
 //!   move offers, the side to move accepts).
@@ -25,7 +30,8 @@ use crate::rules::pgn_read::{PgnError, PgnGame, PgnResult, read_pgn};
 use crate::rules::{Color, Position, Variant, chess960};
 
 use super::event::{Event, LogEntry};
-use super::game::{Match, ReplayError};
+use super::game::{Match, Refusal, ReplayError};
+use super::judge::flag_fall;
 use super::meta::Start;
 use super::tags::{TagError, Tags, is_server_tag};
 
@@ -84,7 +90,7 @@ pub fn import(pgn: &PgnGame) -> Result<Imported, ImportError> {
     for &m in &pgn.moves {
         game.apply(untimed(Event::Move(m)))?;
     }
-    if !game.status().is_over() {
+    if !game.status().is_over() && !game.end_if_dead(0).map_err(refusal_to_replay)? {
         for event in ending_events(pgn, &game) {
             game.apply(untimed(event))?;
         }
@@ -104,6 +110,18 @@ pub fn import(pgn: &PgnGame) -> Result<Imported, ImportError> {
     })
 }
 
+/// An untimed game's operation fails only when its own log does not replay.
+fn refusal_to_replay(refusal: Refusal) -> ImportError {
+    match refusal {
+        Refusal::Inconsistent(e) => ImportError::Inconsistent(e),
+        other => ImportError::Inconsistent(ReplayError {
+            version: 0,
+            what: "dead position",
+            why: other.to_string(),
+        }),
+    }
+}
+
 fn untimed(event: Event) -> LogEntry {
     LogEntry { event, at_ms: None }
 }
@@ -118,16 +136,19 @@ fn ending_events(pgn: &PgnGame, game: &Match) -> Vec<Event> {
     let winner = match pgn.result {
         PgnResult::Unfinished => return Vec::new(),
         PgnResult::Draw => {
-            if time_forfeit && pos.has_insufficient_material(!to_move) {
-                return vec![Event::FlagFell];
+            if time_forfeit {
+                let flag = flag_fall(pos);
+                if flag == Event::FlagFellUnwinnable || pos.has_insufficient_material(!to_move) {
+                    return vec![flag];
+                }
             }
             return vec![Event::DrawOffered(!to_move), Event::DrawAccepted];
         }
         PgnResult::WhiteWins => Color::White,
         PgnResult::BlackWins => Color::Black,
     };
-    if time_forfeit && to_move == !winner && !pos.has_insufficient_material(winner) {
-        vec![Event::FlagFell]
+    if time_forfeit && to_move == !winner {
+        vec![flag_fall(pos)]
     } else {
         vec![Event::Resigned(!winner)]
     }
@@ -202,21 +223,48 @@ mod tests {
     }
 
     #[test]
-    fn flag_fall_against_a_lone_king_is_a_draw_or_the_files_result() {
+    fn flag_fall_against_a_side_that_cannot_mate_is_a_draw_whatever_the_file_says() {
         // White: king and rook; black: lone king, white to move.
         let fen = "[SetUp \"1\"]\n[FEN \"7k/8/8/8/8/8/8/R6K w - - 0 1\"]\n[Termination \"time forfeit\"]\n";
-        // Black cannot mate, so white's flag falling is a draw (FIDE 6.9).
-        let g = imported(&format!("{fen}[Result \"1/2-1/2\"]\n1/2-1/2"));
-        assert_eq!(g.game.status(), Status::DrawTimeoutInsufficientMaterial);
-        // A file that says black won on time anyway keeps its result, as a resignation.
-        let g = imported(&format!("{fen}[Result \"0-1\"]\n0-1"));
+        // Black cannot mate, so white's flag falling is a draw (FIDE 6.9), whether the
+        // file says so or scored it as black's win.
+        for result in ["1/2-1/2", "0-1"] {
+            let g = imported(&format!("{fen}[Result \"{result}\"]\n{result}"));
+            assert_eq!(
+                g.game.status(),
+                Status::DrawTimeoutInsufficientMaterial,
+                "{result}"
+            );
+            assert!(matches!(g.start, Start::Fen(_)));
+        }
+        // Beyond material: a locked wall black's king cannot cross (chasolver's README).
+        let wall = "[SetUp \"1\"]\n[FEN \"5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1\"]\n[Termination \"time forfeit\"]\n";
+        let g = imported(&format!("{wall}[Result \"0-1\"]\n0-1"));
+        assert_eq!(g.game.status(), Status::DrawTimeoutUnwinnable);
+        assert_eq!(
+            g.game.log().last().map(|e| e.event),
+            Some(Event::FlagFellUnwinnable)
+        );
+    }
+
+    #[test]
+    fn a_dead_final_position_is_drawn_whatever_the_file_says() {
+        // White's only move takes the queen: bare kings. Black's flag "fell" after it.
+        let text = "[SetUp \"1\"]\n[FEN \"8/8/8/2k5/8/8/1q6/K7 w - - 0 1\"]\n[Termination \"time forfeit\"]\n[Result \"1-0\"]\n1. Kxb2 1-0";
+        let g = imported(text);
         assert_eq!(
             g.game.status(),
-            Status::Resignation {
-                winner: Color::Black
-            }
+            Status::InsufficientMaterial,
+            "the board's own rule"
         );
-        assert!(matches!(g.start, Start::Fen(_)));
+        // A locked wall with no move forced: dead beyond material.
+        let text = "[SetUp \"1\"]\n[FEN \"8/8/1k6/1p1p1p1p/1P1P1P1P/8/8/K7 w - - 0 1\"]\n[Result \"1-0\"]\n1. Ka2 1-0";
+        let g = imported(text);
+        assert_eq!(g.game.status(), Status::DrawDeadPosition);
+        assert_eq!(
+            g.game.log().last().map(|e| e.event),
+            Some(Event::DeadPosition)
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! the log from the start. Board endings (mate, stalemate, the automatic draws) are *not*
 //! events: they follow from the moves and are derived, as in the rules engine; the
 //! endings a player or the clock decides (resignation, agreement, a claim, a flag fall)
-//! are events.
+//! are events. One board ending is an event too: a dead position beyond the material
+//! rule ([`Event::DeadPosition`]), because the solver decides it and a replay must not
+//! run the solver again ([`judge`]).
 //!
 //! Clock rules (the server is the clock's authority):
 //! - The side to move's clock starts when the game is created (FIDE 6.5: the white clock
@@ -23,8 +25,10 @@
 //! - The flag falls at exactly `turn start + remaining` of the side to move. Any operation
 //!   at or after that instant first records the flag fall at that exact instant (and is
 //!   then refused, the game being over). It is a loss for the side whose flag fell, or a
-//!   draw when the opponent could not checkmate by any sequence of legal moves (FIDE 6.9;
-//!   judged by the material rule, [`crate::rules::Position::has_insufficient_material`]).
+//!   draw when the opponent could not checkmate by any sequence of legal moves (FIDE 6.9):
+//!   by the material rule ([`crate::rules::Position::has_insufficient_material`]), or
+//!   proven by the winnability solver when the flag fell ([`judge`],
+//!   [`Event::FlagFellUnwinnable`]). An undetermined verdict is a loss on time.
 //! - Undo puts both clocks back to what they were when the undone move's turn began; the
 //!   side to move's clock then runs from the undo.
 //! - Resignation, agreement and claims stop the clocks at the time of the event.
@@ -40,6 +44,7 @@ mod clock;
 mod event;
 mod game;
 pub mod import;
+pub mod judge;
 mod meta;
 pub mod opening;
 pub mod pgn;

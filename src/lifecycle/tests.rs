@@ -672,3 +672,113 @@ fn pgn_tags_come_in_the_documented_order() {
     let again = Tags::new(tags.iter().collect::<Vec<_>>().into_iter().rev()).expect("valid");
     assert_eq!(pgn::to_pgn(&m, &[], &again), pgn);
 }
+
+// ---- dead positions and flag falls judged by the winnability solver --------------------
+
+/// chasolver's README wall: black cannot mate, white still can.
+const WALL: &str = "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8";
+
+#[test]
+fn a_move_that_locks_the_last_file_ends_the_game_dead_and_its_undo_reopens_it() {
+    // White's h-pawn can still let its king through h4; after h4 no king can cross.
+    let mut m = Match::untimed(fen("8/8/1k6/1p1p1p1p/1P1P1P2/7P/8/K7 w - - 0 1"));
+    assert_eq!(m.end_if_dead(0), Ok(false), "the king can still go round");
+    play_all(&mut m, 0, &["h4"]);
+    assert_eq!(m.status(), Status::DrawDeadPosition);
+    assert_eq!(m.status().result(), "1/2-1/2");
+    assert_eq!(m.status().termination(), "normal");
+    assert_eq!(events(&m).last(), Some(&Event::DeadPosition));
+    assert_eq!(m.version(), 2, "the move, then the dead position");
+    assert!(matches!(
+        m.play(0, None, "Ka6"),
+        Err(Refusal::GameOver(Status::DrawDeadPosition))
+    ));
+    assert_replays(&m);
+    m.undo(0, None).unwrap();
+    assert_eq!(m.status(), Status::InProgress);
+    assert_eq!(m.game().ply(), 0);
+    assert_replays(&m);
+}
+
+#[test]
+fn a_dead_position_in_a_timed_game_stops_the_clocks_at_the_move() {
+    let mut m = Match::timed(
+        fen("8/8/1k6/1p1p1p1p/1P1P1P2/7P/8/K7 w - - 0 1"),
+        tc(60_000, 0),
+        0,
+    );
+    play_all(&mut m, 1_000, &["h4"]);
+    assert_eq!(m.status(), Status::DrawDeadPosition);
+    assert_eq!(m.log().last().map(|e| e.at_ms), Some(Some(1_000)));
+    assert_eq!(m.flag_time(), None, "no clock runs once the game is over");
+    assert_replays(&m);
+}
+
+#[test]
+fn a_game_created_dead_ends_at_once_and_the_material_rule_needs_no_event() {
+    let mut m = Match::untimed(fen("8/8/1k6/1p1p1p1p/1P1P1P1P/8/8/K7 w - - 0 1"));
+    assert_eq!(m.end_if_dead(0), Ok(true));
+    assert_eq!(events(&m), [Event::DeadPosition]);
+    assert_replays(&m);
+    // Bare kings end on the board: no event.
+    let mut m = Match::untimed(fen("8/8/8/2k5/8/8/8/K7 w - - 0 1"));
+    assert_eq!(m.end_if_dead(0), Ok(false));
+    assert_eq!(m.status(), Status::InsufficientMaterial);
+    assert!(m.log().is_empty());
+}
+
+#[test]
+fn a_flag_fall_is_drawn_only_when_the_other_side_cannot_mate() {
+    // White's flag falls: black cannot mate behind the wall, a draw (FIDE 6.9).
+    let mut m = Match::timed(fen(&format!("{WALL} w - - 0 1")), tc(500, 0), 0);
+    assert_eq!(m.settle(10_000), Ok(true));
+    assert_eq!(m.status(), Status::DrawTimeoutUnwinnable);
+    assert_eq!(m.status().termination(), "time forfeit");
+    assert_eq!(m.status().result(), "1/2-1/2");
+    assert_eq!(events(&m), [Event::FlagFellUnwinnable]);
+    assert_replays(&m);
+    // Black's flag falls: white can still mate, so black loses on time.
+    let mut m = Match::timed(fen(&format!("{WALL} b - - 0 1")), tc(500, 0), 0);
+    assert_eq!(m.settle(10_000), Ok(true));
+    assert_eq!(
+        m.status(),
+        Status::OutOfTime {
+            winner: Color::White
+        }
+    );
+    assert_eq!(events(&m), [Event::FlagFell]);
+    assert_replays(&m);
+}
+
+#[test]
+fn a_replay_takes_the_records_word_and_never_runs_the_solver() {
+    // A log written by a build whose solver judged 1. e4 dead (a nonsense verdict, to show
+    // that the replay does not judge again): it replays to the recorded ending.
+    let e4 = Position::new().parse_move("e4").unwrap();
+    let log = [
+        LogEntry {
+            event: Event::Move(e4),
+            at_ms: None,
+        },
+        LogEntry {
+            event: Event::DeadPosition,
+            at_ms: None,
+        },
+    ];
+    let m = Match::replay(Position::new(), None, &log).expect("replays");
+    assert_eq!(m.status(), Status::DrawDeadPosition);
+    // But the event's place is checked: only right after its move (or first).
+    let offer = LogEntry {
+        event: Event::DrawOffered(Color::White),
+        at_ms: None,
+    };
+    let err = Match::replay(Position::new(), None, &[log[0], offer, log[1]]).unwrap_err();
+    assert_eq!((err.version, err.what), (3, "dead position"));
+    // A flag fall against a side without mating material is a plain flag fall.
+    let flag = LogEntry {
+        event: Event::FlagFellUnwinnable,
+        at_ms: None,
+    };
+    let err = Match::replay(fen("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"), None, &[flag]).unwrap_err();
+    assert!(err.why.contains("no mating material"), "{err}");
+}

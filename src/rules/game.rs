@@ -89,7 +89,7 @@ impl std::fmt::Display for Status {
             Status::InProgress => f.write_str("in progress"),
             Status::Checkmate { winner } => write!(f, "checkmate, {winner} wins"),
             Status::Stalemate => f.write_str("stalemate, a draw"),
-            Status::InsufficientMaterial => f.write_str("a draw: neither side can checkmate"),
+            Status::InsufficientMaterial => f.write_str("a draw: neither side has mating material"),
             Status::FivefoldRepetition => f.write_str("a draw by fivefold repetition"),
             Status::SeventyFiveMoves => f.write_str("a draw by the 75-move rule"),
         }

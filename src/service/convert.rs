@@ -48,6 +48,8 @@ impl From<Status> for pb::GameStatus {
             Status::DrawTimeoutInsufficientMaterial => {
                 pb::GameStatus::DrawTimeoutInsufficientMaterial
             }
+            Status::DrawDeadPosition => pb::GameStatus::DrawDeadPosition,
+            Status::DrawTimeoutUnwinnable => pb::GameStatus::DrawTimeoutUnwinnable,
         }
     }
 }
@@ -295,7 +297,12 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
             lapsed: true,
         }),
         Some(
-            Event::DrawAccepted | Event::Resigned(_) | Event::DrawClaimed { .. } | Event::FlagFell,
+            Event::DrawAccepted
+            | Event::Resigned(_)
+            | Event::DrawClaimed { .. }
+            | Event::FlagFell
+            | Event::FlagFellUnwinnable
+            | Event::DeadPosition,
         ) => ended(r),
         Some(Event::TimeAdded { ms, .. }) => Kind::TimeAdded(pb::TimeAdded { color: by, ms }),
     };

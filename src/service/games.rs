@@ -112,7 +112,7 @@ impl ChessService {
         let answer = move |e: &mut GameEntry, now| views::game(e, now, view);
         // The clock of a timed game starts now.
         let created_unix_ms = self.registry.now_ms();
-        let game = requested.game(created_unix_ms);
+        let game = requested.game(created_unix_ms)?;
         if !req.game_id.is_empty() {
             let meta = GameMeta {
                 id: req.game_id,

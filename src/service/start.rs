@@ -90,12 +90,16 @@ impl RequestedStart {
         })
     }
 
-    /// The new game, its clock (if timed) started at `now`.
-    pub fn game(&self, now: u64) -> Match {
-        match self.time_control {
+    /// The new game, its clock (if timed) started at `now`; drawn at once when its start
+    /// is a dead position (FIDE 5.2.2, [`Match::end_if_dead`]).
+    pub fn game(&self, now: u64) -> Result<Match, ServiceError> {
+        let mut game = match self.time_control {
             Some(tc) => Match::timed(self.position, tc, now),
             None => Match::untimed(self.position),
-        }
+        };
+        game.end_if_dead(now)
+            .map_err(|e| ServiceError::Internal(format!("a new game does not replay: {e}")))?;
+        Ok(game)
     }
 
     /// Whether `existing` (a game of the requested id) is the answer to this request.

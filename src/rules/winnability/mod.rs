@@ -29,6 +29,7 @@
 
 mod analysis;
 mod closure;
+mod dead;
 mod full;
 mod heuristics;
 mod identity;
@@ -40,6 +41,8 @@ mod saturation;
 mod search;
 mod statics;
 mod tt;
+
+pub use dead::{Deadness, FEW_LEGAL_MOVES, RAMMED_PAIRS_FOR_A_WALL, could_be_dead};
 
 use super::moves::Move;
 use super::position::Position;
@@ -119,6 +122,16 @@ impl Solver {
             large: None,
             budget,
         }
+    }
+
+    /// Nodes a verdict may spend.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Sets the nodes a verdict may spend from now on.
+    pub fn set_budget(&mut self, budget: u64) {
+        self.budget = budget;
     }
 
     /// Can `winner` still checkmate in `pos`?

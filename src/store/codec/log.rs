@@ -10,8 +10,9 @@ use super::CodecError;
 use super::bits::{BitReader, BitWriter, check_padding, get_varint, put_index, put_varint};
 use super::moves::{move_index, read_move};
 
-/// Event kinds after a log entry's tag bit 1 (4 bits; 9..=15 are reserved, and a reader
-/// that meets one refuses the record: "run a newer build").
+/// Event kinds after a log entry's tag bit 1 (4 bits; 11..=15 are reserved, and a reader
+/// that meets one refuses the record: "run a newer build"). 9 and 10 came with the
+/// winnability solver: builds before it refuse records that hold them the same way.
 mod kind {
     pub const UNDO: u32 = 0;
     pub const DRAW_OFFERED: u32 = 1;
@@ -23,6 +24,8 @@ mod kind {
     pub const FLAG_FELL: u32 = 7;
     /// Payload: 1 bit colour, then the milliseconds in [`super::ADD_TIME_BITS`] bits.
     pub const TIME_ADDED: u32 = 8;
+    pub const DEAD_POSITION: u32 = 9;
+    pub const FLAG_FELL_UNWINNABLE: u32 = 10;
     pub const BITS: u32 = 4;
 }
 
@@ -61,6 +64,8 @@ fn put_event(bits: &mut BitWriter, event: Event, before: Option<&Position>) -> R
             (kind::DRAW_CLAIMED, rule_bit << 1 | u32::from(announced), 2)
         }
         Event::FlagFell => (kind::FLAG_FELL, 0, 0),
+        Event::DeadPosition => (kind::DEAD_POSITION, 0, 0),
+        Event::FlagFellUnwinnable => (kind::FLAG_FELL_UNWINNABLE, 0, 0),
         Event::TimeAdded { color, ms } => {
             let ms = u32::try_from(ms)
                 .ok()
@@ -339,6 +344,8 @@ pub(super) fn replay_log(
                     }
                 }
                 kind::FLAG_FELL => Event::FlagFell,
+                kind::DEAD_POSITION => Event::DeadPosition,
+                kind::FLAG_FELL_UNWINNABLE => Event::FlagFellUnwinnable,
                 kind::TIME_ADDED => Event::TimeAdded {
                     color: color_of_bit(read(1)?),
                     ms: u64::from(read(ADD_TIME_BITS)?),

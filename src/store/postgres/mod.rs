@@ -255,6 +255,8 @@ pub fn status_name(status: Status) -> &'static str {
         Status::DrawClaimedFiftyMoves => "draw_claimed_fifty_moves",
         Status::OutOfTime { .. } => "out_of_time",
         Status::DrawTimeoutInsufficientMaterial => "draw_timeout_insufficient_material",
+        Status::DrawDeadPosition => "draw_dead_position",
+        Status::DrawTimeoutUnwinnable => "draw_timeout_unwinnable",
     }
 }
 
