@@ -10,6 +10,8 @@ const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::S
 mod behaviour;
 #[path = "rules/corpus.rs"]
 mod corpus;
+#[path = "rules/dead_positions.rs"]
+mod dead_positions;
 #[path = "rules/perft.rs"]
 mod perft;
 #[path = "rules/pgn_import.rs"]
