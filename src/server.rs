@@ -365,6 +365,7 @@ pub async fn serve(
         max_concurrent: config.perft_max_concurrent,
         max_per_caller: config.perft_max_per_caller,
         max_duration: config.ops.perft_max_duration(),
+        winnability_nodes: config.winnability_budget_nodes,
     };
     let cpu_threads = crate::rules::perft::available_threads();
     let service = ChessService::new(

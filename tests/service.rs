@@ -19,6 +19,8 @@ mod catalog;
 mod config_docs;
 #[path = "service/contract.rs"]
 mod contract;
+#[path = "service/dead_positions.rs"]
+mod dead_positions;
 #[path = "service/hostile.rs"]
 mod hostile;
 #[path = "service/import.rs"]

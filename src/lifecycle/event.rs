@@ -191,6 +191,13 @@ impl Status {
         })
     }
 
+    /// An ending on the board: what the moves decided (mate, stalemate, the automatic
+    /// draws, a dead position), not a player or the clock. An undo of the last move may
+    /// take it back, as any move may be taken back.
+    pub fn is_board_ending(self) -> bool {
+        self.is_over() && (self.on_board().is_some() || self == Status::DrawDeadPosition)
+    }
+
     /// Who won, if anyone did.
     pub fn winner(self) -> Option<Color> {
         match self {

@@ -267,6 +267,15 @@ impl AboutGame for pb::LegalMovesRequest {
     }
 }
 
+impl AboutGame for pb::WinnabilityRequest {
+    fn game_id(&self) -> &str {
+        match &self.position {
+            Some(pb::winnability_request::Position::GameId(id)) => id,
+            _ => "",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -233,7 +233,8 @@ impl ChessService {
     /// Takes back the last move. With a role below admin, an ending a player or the clock
     /// decided (resignation, agreed or claimed draw, flag fall) is final: checked here, at
     /// the edge, for new requests only (stored histories with such undos replay as ever).
-    /// An ending on the board (mate, stalemate, an automatic draw) may be undone.
+    /// An ending on the board (mate, stalemate, an automatic draw, a dead position) may be
+    /// undone.
     pub(super) async fn undo(
         &self,
         req: pb::UndoRequest,
@@ -255,7 +256,7 @@ impl ChessService {
                 }
                 check_ply(e, &id, expected)?;
                 let status = e.lifecycle().status();
-                if role < Role::Admin && status.is_over() && status.on_board().is_none() {
+                if role < Role::Admin && status.is_over() && !status.is_board_ending() {
                     return Err(ServiceError::EndingIsFinal {
                         id: id.clone(),
                         status,

@@ -43,7 +43,8 @@ pub mod trace_context;
 pub mod validate;
 mod views;
 mod watch;
-pub mod wire;
+mod winnability;
+mod wire;
 
 /// The generated gRPC server of `chess.v1.ChessService`: the client's messages, except
 /// that LegalMoves answers with pre-encoded bytes (see `build/proto.rs` and [`wire`]).
@@ -277,5 +278,26 @@ impl grpc::chess_service_server::ChessService for ChessService {
     ) -> Result<Response<pb::DeleteGameResponse>, tonic::Status> {
         self.serve("DeleteGame", request, |r| self.delete_game(r))
             .await
+    }
+
+    async fn winnability(
+        &self,
+        request: Request<pb::WinnabilityRequest>,
+    ) -> Result<Response<pb::WinnabilityResponse>, tonic::Status> {
+        // Winnability handles its own deadline, as Perft does.
+        let deadline = call::deadline_of(&request);
+        let caller = call::caller_of(&request);
+        let parent = trace_context::parent_of(&request);
+        let req = request.into_inner();
+        let game_id = call::AboutGame::game_id(&req).to_string();
+        self.call(
+            "Winnability",
+            &caller,
+            &game_id,
+            None,
+            parent,
+            self.winnability(req, deadline),
+        )
+        .await
     }
 }

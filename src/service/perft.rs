@@ -29,6 +29,9 @@ pub struct PerftLimits {
     /// it the perft stops and answers DEADLINE_EXCEEDED, so that no caller holds a perft
     /// slot (and its cores) for hours.
     pub max_duration: Duration,
+    /// Nodes one Winnability call may spend per side (Winnability is the other call whose
+    /// cost can reach seconds: it computes within the same slots).
+    pub winnability_nodes: u64,
 }
 
 impl ChessService {

@@ -15,7 +15,7 @@ use crate::common::rng::Rng;
 use crate::common::server::{Server, expect_error};
 
 /// Every method of `chess.v1.ChessService`.
-const METHODS: [&str; 15] = [
+const METHODS: [&str; 16] = [
     "NewGame",
     "GetGame",
     "Play",
@@ -31,6 +31,7 @@ const METHODS: [&str; 15] = [
     "ImportGame",
     "ListGames",
     "DeleteGame",
+    "Winnability",
 ];
 
 const WAIT: Duration = Duration::from_secs(3);

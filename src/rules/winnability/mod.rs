@@ -40,6 +40,7 @@ mod probes;
 mod saturation;
 mod search;
 mod statics;
+mod stop;
 mod tt;
 
 pub use dead::{Deadness, FEW_LEGAL_MOVES, RAMMED_PAIRS_FOR_A_WALL, could_be_dead};
@@ -132,6 +133,18 @@ impl Solver {
     /// Sets the nodes a verdict may spend from now on.
     pub fn set_budget(&mut self, budget: u64) {
         self.budget = budget;
+    }
+
+    /// As [`Solver::solve`], stopping early (Undetermined) once `stop` is raised, as a
+    /// caller that gave up does (checked every 1,024 nodes).
+    pub fn solve_stoppable(
+        &mut self,
+        pos: &Position,
+        winner: Color,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<Verdict, WinnabilityError> {
+        let _guard = stop::set(stop);
+        self.solve(pos, winner)
     }
 
     /// Can `winner` still checkmate in `pos`?

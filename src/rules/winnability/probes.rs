@@ -20,6 +20,9 @@ impl Meter<'_> {
     #[inline]
     pub(super) fn charge(&mut self) -> bool {
         *self.spent += 1;
+        if super::stop::requested(*self.spent) {
+            *self.spent = u64::MAX / 2;
+        }
         *self.spent <= self.budget
     }
 }

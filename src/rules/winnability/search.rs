@@ -90,6 +90,9 @@ impl<'a> Search<'a> {
     #[inline(always)]
     fn charge(&mut self) -> bool {
         *self.spent += 1;
+        if super::stop::requested(*self.spent) {
+            *self.spent = u64::MAX / 2;
+        }
         if *self.spent > self.budget {
             self.exhausted = true;
         }

@@ -14,6 +14,7 @@ pub const METHOD_ROLES: &[(&str, Role)] = &[
     ("WatchGame", Role::Read),
     ("Perft", Role::Read),
     ("ListGames", Role::Read),
+    ("Winnability", Role::Read),
     // play: every change
     ("NewGame", Role::Play),
     ("ImportGame", Role::Play),

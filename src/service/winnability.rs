@@ -1,0 +1,124 @@
+//! Winnability over the API: can each side still checkmate (FIDE 5.2.2 and 6.9)? A
+//! verdict may take seconds, so like Perft it runs on the blocking pool within Perft's
+//! slots, and stops within microseconds when its caller goes away or its deadline passes
+//! (the solver's stop flag).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::time::Instant;
+
+use super::validate::{parse_fen, validate_game_id, variant_from_pb};
+use super::{ChessService, ServiceError};
+use crate::pb;
+use crate::pb::winnability_request::Position as RequestedPosition;
+use crate::rules::winnability::{Solver, Verdict};
+use crate::rules::{Color, Position};
+
+impl ChessService {
+    /// Like Perft, Winnability handles its own deadline: at the deadline it raises the
+    /// stop flag and waits for the verdict to stop, so when the caller reads
+    /// DEADLINE_EXCEEDED the slot is already free.
+    pub(super) async fn winnability(
+        &self,
+        req: pb::WinnabilityRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::WinnabilityResponse, ServiceError> {
+        let pos: Position = match req.position {
+            Some(RequestedPosition::GameId(id)) => {
+                validate_game_id(&id)?;
+                self.registry.read(&id, |e, _| *e.game().position()).await?
+            }
+            Some(RequestedPosition::Fen(fen)) => {
+                let variant = variant_from_pb(req.variant, "variant")?;
+                parse_fen("fen", &fen, variant)?
+            }
+            None => {
+                return Err(ServiceError::MissingField {
+                    field: "position",
+                    why: "set either game_id or fen",
+                });
+            }
+        };
+        let permit = self.perft_slots.clone().try_acquire_owned().map_err(|_| {
+            ServiceError::TooManyPerfts {
+                max: self.perft.max_concurrent,
+            }
+        })?;
+        let budget = self.perft.winnability_nodes;
+        let stop = Arc::new(AtomicBool::new(false));
+        // Dropping this future (deadline passed, caller hung up) raises the stop flag.
+        let _raise = RaiseOnDrop(stop.clone());
+        let flag = stop.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut solver = Solver::with_budget(budget);
+            let mut judge = |winner| solver.solve_stoppable(&pos, winner, flag.clone());
+            Ok::<_, crate::rules::winnability::WinnabilityError>((
+                judge(Color::White)?,
+                judge(Color::Black)?,
+            ))
+        });
+        let joined = match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = task.await;
+                    return Err(ServiceError::DeadlineExceeded {
+                        method: "Winnability",
+                    });
+                }
+            },
+            None => task.await,
+        };
+        let verdicts = joined
+            .map_err(|e| ServiceError::Internal(format!("winnability task: {e}")))?
+            // A position that parsed never has the side not to move in check.
+            .map_err(|e| {
+                ServiceError::Internal(format!("the solver refused a legal position: {e}"))
+            })?;
+        let (white, black) = verdicts;
+        let dead = matches!(white, Verdict::Unwinnable { .. })
+            && matches!(black, Verdict::Unwinnable { .. });
+        Ok(pb::WinnabilityResponse {
+            white: Some(side(&pos, &white)),
+            black: Some(side(&pos, &black)),
+            dead,
+        })
+    }
+}
+
+/// One side's verdict on the wire: the helpmate in the position's UCI spelling.
+fn side(pos: &Position, verdict: &Verdict) -> pb::SideWinnability {
+    let (v, helpmate) = match verdict {
+        Verdict::Winnable { helpmate, .. } => {
+            let mut at = *pos;
+            let uci = helpmate
+                .iter()
+                .map(|&m| {
+                    let text = at.uci(m);
+                    at.play(m);
+                    text
+                })
+                .collect();
+            (pb::WinnabilityVerdict::Winnable, uci)
+        }
+        Verdict::Unwinnable { .. } => (pb::WinnabilityVerdict::Unwinnable, Vec::new()),
+        Verdict::Undetermined { .. } => (pb::WinnabilityVerdict::Undetermined, Vec::new()),
+    };
+    pb::SideWinnability {
+        verdict: v as i32,
+        helpmate,
+        nodes: verdict.nodes(),
+    }
+}
+
+/// Raises a stop flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
