@@ -229,6 +229,27 @@ def test_perft(client: ChessClient) -> None:
     assert sum(d.nodes for d in divided.divide) == 400
 
 
+def test_winnability_with_a_helpmate_python_chess_replays(client: ChessClient) -> None:
+    # chasolver's README wall: black cannot mate, white still can.
+    fen = "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1"
+    answer = client.winnability(fen=fen)
+    assert answer.black.verdict == pb.WINNABILITY_VERDICT_UNWINNABLE
+    assert answer.white.verdict == pb.WINNABILITY_VERDICT_WINNABLE
+    assert not answer.dead and answer.white.nodes > 0
+    board = chess.Board(fen)
+    for uci in answer.white.helpmate:
+        board.push_uci(uci)
+    assert board.is_checkmate() and board.turn == chess.BLACK
+    # A stored game's position, dead behind a wall no king can cross.
+    client.new_game(game_id="py-walled", fen="8/8/1k6/1p1p1p1p/1P1P1P1P/8/8/K7 w - - 0 1")
+    assert client.winnability("py-walled").dead
+    with pytest.raises(InvalidArgumentError) as e:
+        client.winnability(fen="not a fen")
+    assert e.value.reason == ErrorReason.INVALID_FEN
+    with pytest.raises(ValueError):
+        client.winnability()
+
+
 def test_token_is_sent_as_default_metadata(make_server, tmp_path) -> None:
     tokens = tmp_path / "tokens"
     digest = lambda t: hashlib.sha256(t.encode()).hexdigest()  # noqa: E731

@@ -19,7 +19,7 @@ const EVERY: u64 = 1024;
 /// multiple of [`EVERY`].
 #[inline(always)]
 pub(super) fn requested(spent: u64) -> bool {
-    spent % EVERY == 0
+    spent.is_multiple_of(EVERY)
         && STOP.with(|s| {
             s.borrow()
                 .as_ref()

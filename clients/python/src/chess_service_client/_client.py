@@ -339,6 +339,27 @@ class ChessClient:
         req = pb.PerftRequest(fen=fen, variant=variant, depth=depth, divide=divide, threads=threads)
         return self.call(self.stub.Perft, req, timeout=timeout, metadata=metadata)
 
+    def winnability(
+        self,
+        game_id: Optional[str] = None,
+        *,
+        fen: Optional[str] = None,
+        variant: "pb.Variant" = pb.VARIANT_UNSPECIFIED,
+        timeout: Optional[float] = None,
+        metadata: Optional[Metadata] = None,
+    ) -> pb.WinnabilityResponse:
+        """Winnability of a stored game's position (`game_id`) or of any position (`fen`):
+        for each side WINNABLE (with a helpmate), UNWINNABLE or UNDETERMINED; `dead` when
+        neither side can mate (FIDE 5.2.2)."""
+        if (game_id is None) == (fen is None):
+            raise ValueError("winnability takes exactly one of game_id and fen")
+        req = pb.WinnabilityRequest(variant=variant)
+        if game_id is not None:
+            req.game_id = game_id
+        else:
+            req.fen = fen  # type: ignore[assignment]
+        return self.call(self.stub.Winnability, req, timeout=timeout, metadata=metadata)
+
     def import_game(
         self,
         pgn: str,

@@ -40,12 +40,21 @@ class GameStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GAME_STATUS_DRAW_CLAIMED_FIFTY_MOVES: _ClassVar[GameStatus]
     GAME_STATUS_OUT_OF_TIME: _ClassVar[GameStatus]
     GAME_STATUS_DRAW_TIMEOUT_INSUFFICIENT_MATERIAL: _ClassVar[GameStatus]
+    GAME_STATUS_DRAW_DEAD_POSITION: _ClassVar[GameStatus]
+    GAME_STATUS_DRAW_TIMEOUT_UNWINNABLE: _ClassVar[GameStatus]
 
 class ClockStart(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CLOCK_START_UNSPECIFIED: _ClassVar[ClockStart]
     CLOCK_START_ON_CREATE: _ClassVar[ClockStart]
     CLOCK_START_AFTER_FIRST_MOVES: _ClassVar[ClockStart]
+
+class WinnabilityVerdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WINNABILITY_VERDICT_UNSPECIFIED: _ClassVar[WinnabilityVerdict]
+    WINNABILITY_VERDICT_WINNABLE: _ClassVar[WinnabilityVerdict]
+    WINNABILITY_VERDICT_UNWINNABLE: _ClassVar[WinnabilityVerdict]
+    WINNABILITY_VERDICT_UNDETERMINED: _ClassVar[WinnabilityVerdict]
 
 class StatusFilter(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -75,9 +84,15 @@ GAME_STATUS_DRAW_CLAIMED_THREEFOLD: GameStatus
 GAME_STATUS_DRAW_CLAIMED_FIFTY_MOVES: GameStatus
 GAME_STATUS_OUT_OF_TIME: GameStatus
 GAME_STATUS_DRAW_TIMEOUT_INSUFFICIENT_MATERIAL: GameStatus
+GAME_STATUS_DRAW_DEAD_POSITION: GameStatus
+GAME_STATUS_DRAW_TIMEOUT_UNWINNABLE: GameStatus
 CLOCK_START_UNSPECIFIED: ClockStart
 CLOCK_START_ON_CREATE: ClockStart
 CLOCK_START_AFTER_FIRST_MOVES: ClockStart
+WINNABILITY_VERDICT_UNSPECIFIED: WinnabilityVerdict
+WINNABILITY_VERDICT_WINNABLE: WinnabilityVerdict
+WINNABILITY_VERDICT_UNWINNABLE: WinnabilityVerdict
+WINNABILITY_VERDICT_UNDETERMINED: WinnabilityVerdict
 STATUS_FILTER_UNSPECIFIED: StatusFilter
 STATUS_FILTER_ALL: StatusFilter
 STATUS_FILTER_IN_PROGRESS: StatusFilter
@@ -336,6 +351,36 @@ class PerftResponse(_message.Message):
     nodes: int
     divide: _containers.RepeatedCompositeFieldContainer[PerftDivide]
     def __init__(self, nodes: _Optional[int] = ..., divide: _Optional[_Iterable[_Union[PerftDivide, _Mapping]]] = ...) -> None: ...
+
+class WinnabilityRequest(_message.Message):
+    __slots__ = ("game_id", "fen", "variant")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    FEN_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    fen: str
+    variant: Variant
+    def __init__(self, game_id: _Optional[str] = ..., fen: _Optional[str] = ..., variant: _Optional[_Union[Variant, str]] = ...) -> None: ...
+
+class WinnabilityResponse(_message.Message):
+    __slots__ = ("white", "black", "dead")
+    WHITE_FIELD_NUMBER: _ClassVar[int]
+    BLACK_FIELD_NUMBER: _ClassVar[int]
+    DEAD_FIELD_NUMBER: _ClassVar[int]
+    white: SideWinnability
+    black: SideWinnability
+    dead: bool
+    def __init__(self, white: _Optional[_Union[SideWinnability, _Mapping]] = ..., black: _Optional[_Union[SideWinnability, _Mapping]] = ..., dead: bool = ...) -> None: ...
+
+class SideWinnability(_message.Message):
+    __slots__ = ("verdict", "helpmate", "nodes")
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    HELPMATE_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    verdict: WinnabilityVerdict
+    helpmate: _containers.RepeatedScalarFieldContainer[str]
+    nodes: int
+    def __init__(self, verdict: _Optional[_Union[WinnabilityVerdict, str]] = ..., helpmate: _Optional[_Iterable[str]] = ..., nodes: _Optional[int] = ...) -> None: ...
 
 class ResignRequest(_message.Message):
     __slots__ = ("game_id", "color", "expected_version", "view")

@@ -110,6 +110,11 @@ class ChessServiceStub(object):
                 request_serializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameRequest.SerializeToString,
                 response_deserializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameResponse.FromString,
                 _registered_method=True)
+        self.Winnability = channel.unary_unary(
+                '/chess.v1.ChessService/Winnability',
+                request_serializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityRequest.SerializeToString,
+                response_deserializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityResponse.FromString,
+                _registered_method=True)
 
 
 class ChessServiceServicer(object):
@@ -252,6 +257,18 @@ class ChessServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Winnability(self, request, context):
+        """Whether each side can still checkmate by any sequence of legal moves (FIDE 5.2.2 and
+        6.9), in a stored game's current position or any position as FEN: for each side a
+        verdict, a helpmate when it can, and the nodes searched. The position is dead when
+        neither can. Runs off the async workers within Perft's slots (RESOURCE_EXHAUSTED,
+        TOO_MANY_PERFTS when they are busy), honours deadlines and cancellation, and spends
+        at most --winnability-budget-nodes per side (then UNDETERMINED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ChessServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -329,6 +346,11 @@ def add_ChessServiceServicer_to_server(servicer, server):
                     servicer.DeleteGame,
                     request_deserializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameRequest.FromString,
                     response_serializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameResponse.SerializeToString,
+            ),
+            'Winnability': grpc.unary_unary_rpc_method_handler(
+                    servicer.Winnability,
+                    request_deserializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityRequest.FromString,
+                    response_serializer=chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -737,6 +759,33 @@ class ChessService(object):
             '/chess.v1.ChessService/DeleteGame',
             chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameRequest.SerializeToString,
             chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.DeleteGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Winnability(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chess.v1.ChessService/Winnability',
+            chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityRequest.SerializeToString,
+            chess__service__client_dot___proto_dot_chess_dot_v1_dot_chess__pb2.WinnabilityResponse.FromString,
             options,
             channel_credentials,
             insecure,
