@@ -7,12 +7,18 @@
 //! with one solver and then the other (the order alternating between blocks); a position's
 //! time is both colours' verdicts. The report: positions/s, p50/p99/max per position,
 //! Undetermined counts, agreement with the file, and our throughput over chasolver's.
+//!
+//! `cargo bench --bench winnability -- --per-change` measures instead what a game pays
+//! after each move: the dead-position check (`lifecycle::judge::is_dead`: the fast path,
+//! then the solver at the per-change budget for the positions it passes) on every
+//! position of the 300 corpus games (python-chess's corpus, standard and Chess960).
 
 use std::hint::black_box;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use chess_service::rules::winnability::{Solver, Verdict};
+use chess_service::lifecycle::judge;
+use chess_service::rules::winnability::{Solver, Verdict, could_be_dead};
 use chess_service::rules::{Color, Position, Variant};
 
 struct Case {
@@ -84,9 +90,62 @@ fn arg(args: &[String], name: &str) -> Option<usize> {
         .and_then(|n| n.parse().ok())
 }
 
+#[path = "../tests/common/corpus_games.rs"]
+mod corpus_games;
+
+/// The per-change check on every position of the corpus games: the fast path's cost per
+/// position, how many positions it passes to the solver, and what those cost.
+fn per_change() {
+    let games = corpus_games::load_corpus_games();
+    let positions: Vec<Position> = games
+        .iter()
+        .flat_map(|g| (0..=g.game.ply()).filter_map(|i| g.game.position_at(i).copied()))
+        .collect();
+    // Warm up, then time the fast path alone over all positions, five times.
+    let mut passed = positions.iter().filter(|p| could_be_dead(p)).count();
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        passed = positions
+            .iter()
+            .filter(|p| could_be_dead(black_box(p)))
+            .count();
+        best = best.min(start.elapsed());
+    }
+    let mut solver_times = Vec::new();
+    let mut dead = 0;
+    let start = Instant::now();
+    for p in &positions {
+        let t = Instant::now();
+        dead += usize::from(judge::is_dead(black_box(p)));
+        if could_be_dead(p) {
+            solver_times.push(t.elapsed());
+        }
+    }
+    let whole = start.elapsed();
+    solver_times.sort();
+    let n = positions.len();
+    let max = solver_times.last().copied().unwrap_or_default();
+    println!(
+        "per-change check on {n} positions of {} corpus games: fast path {:.1} ns per position; passed to the solver {passed} ({:.2}%), those took p50 {:.1} µs, max {:.1} µs; dead {dead}; the whole check {:.1} ns per position on average",
+        games.len(),
+        best.as_secs_f64() * 1e9 / n as f64,
+        100.0 * passed as f64 / n as f64,
+        solver_times
+            .get(solver_times.len() / 2)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e6),
+        max.as_secs_f64() * 1e6,
+        whole.as_secs_f64() * 1e9 / n as f64,
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    if args.iter().any(|a| a == "--per-change") {
+        per_change();
         return;
     }
     let limit = arg(&args, "--limit").unwrap_or(usize::MAX);

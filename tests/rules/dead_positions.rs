@@ -58,15 +58,16 @@ fn every_dead_lichess_position_passes_the_fast_path_and_is_decided_within_the_ch
 #[test]
 fn composed_dead_positions_are_mostly_found_and_a_winnable_one_never_called_dead() {
     // chasolver's community file: positions composed to be hard. The fast path clears
-    // some dead ones (a side walled in by its own pieces while the side to move keeps
-    // many moves), and some need more than the per-change budget: both go on as
-    // undetermined, never as a draw. These are today's figures, as floors.
+    // some dead ones (many pieces behind a wall, or a side walled in by its own pieces
+    // while the side to move keeps many moves), and some need more than the per-change
+    // budget: both go on as undetermined, never as a draw. These are today's figures, as
+    // floors (the fast path is kept this narrow so Play pays under 3% for it).
     let t = tally("chasolver_positions.txt");
     assert_eq!(t.positions, 3_414);
     assert!(t.wrongly_dead.is_empty(), "{:?}", t.wrongly_dead);
     assert_eq!(t.dead, 1_050, "{t:?}");
-    assert!(t.passed >= 947, "{t:?}");
-    assert!(t.decided >= 732, "{t:?}");
+    assert!(t.passed >= 856, "{t:?}");
+    assert!(t.decided >= 672, "{t:?}");
 }
 
 #[test]

@@ -133,6 +133,27 @@ fn eventful_games() -> Vec<(GameMeta, Match)> {
     m.undo(t0 + 45_000, None).unwrap();
     m.add_time(t0 + 46_000, Color::White, 1).unwrap();
     out.push((meta("timed-after-first-moves-time-added", t0), m));
+
+    // The solver's verdicts (record kinds 9 and 10): a move into a locked wall, taken back
+    // and played again; a flag fall behind a wall the other side cannot cross.
+    let fen = "8/8/1k6/1p1p1p1p/1P1P1P2/7P/8/K7 w - - 0 1";
+    let start = Position::from_fen(fen, Variant::Standard).expect("legal FEN");
+    let mut m = Match::timed(start, tc(60_000, 0), t0);
+    play(&mut m, t0 + 1_000, &["h4"]);
+    m.undo(t0 + 2_000, None).unwrap();
+    play(&mut m, t0 + 3_000, &["h4"]);
+    assert_eq!(m.status(), Status::DrawDeadPosition);
+    let mut dead_meta = meta("timed-dead-position", t0);
+    dead_meta.start = Start::Fen(start.to_fen());
+    out.push((dead_meta, m));
+    let fen = "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1";
+    let start = Position::from_fen(fen, Variant::Standard).expect("legal FEN");
+    let mut m = Match::timed(start, tc(500, 0), t0);
+    assert!(m.settle(t0 + 10_000).unwrap());
+    assert_eq!(m.status(), Status::DrawTimeoutUnwinnable);
+    let mut flag_meta = meta("timed-flag-unwinnable", t0);
+    flag_meta.start = Start::Fen(start.to_fen());
+    out.push((flag_meta, m));
     out
 }
 
@@ -179,6 +200,8 @@ fn every_kind_of_event_is_covered() {
         }
     )));
     assert!(has(&|e| matches!(e, Event::FlagFell)));
+    assert!(has(&|e| matches!(e, Event::FlagFellUnwinnable)));
+    assert!(has(&|e| matches!(e, Event::DeadPosition)));
     assert!(has(&|e| matches!(
         e,
         Event::TimeAdded {
@@ -290,14 +313,15 @@ const GAME_SECTION: [u8; 3] = [0, 0, 0];
 
 #[test]
 fn unknown_event_kinds_and_clock_modes_ask_for_a_newer_build() {
-    // One event: tag bit 1, kind 9 (reserved; 8 is time added) = 1 1001 000.
-    let rec = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![1, 0xC8])]);
+    // One event: tag bit 1, kind 11 (reserved; 10 is an unwinnable flag fall) =
+    // 1 1011 000.
+    let rec = seal("k", &[(0x01, GAME_SECTION.to_vec()), (0x03, vec![1, 0xD8])]);
     let e = codec::decode("k", &rec).err().unwrap();
     assert_eq!(
         e,
         CodecError::UnknownEventKind {
             version: 1,
-            kind: 9
+            kind: 11
         }
     );
     assert!(e.to_string().contains("run a newer build"), "{e}");

@@ -2,13 +2,14 @@
 //! A game asks after every change that makes a new position, so the question has a fast
 //! path ([`could_be_dead`]) in front of the solver.
 //!
-//! Why the fast path is shaped as it is: the solver proves a side unwinnable, beyond the
-//! material rule, in two ways only: the lines from the position run out (a side has so
-//! few moves that every line is forced into a draw), or pawns locked head to head wall the
-//! pieces off from the enemy king. A position where the side to move has a real choice of
-//! moves and no wall is forming is therefore not examined: it is treated as undetermined,
-//! which never ends a game. `tests/rules/winnability.rs` checks that every dead position
-//! of chasolver's verdict files passes the fast path.
+//! Why the fast path is shaped as it is: within a per-change budget the solver proves a
+//! side unwinnable, beyond the material rule, in two ways only: the lines from the
+//! position run out (a side has so few moves, and so little material, that every line is
+//! forced into a draw), or pawns locked head to head wall the pieces off from the enemy
+//! king. A position with neither shape is not examined: it is treated as undetermined,
+//! which never ends a game. `tests/rules/dead_positions.rs` checks that every dead
+//! position of chasolver's lichess file passes the fast path, and counts the composed ones
+//! it clears.
 
 use super::super::bitboard::Bitboard;
 use super::super::piece::Role;
@@ -20,20 +21,30 @@ use super::{Solver, Verdict, WinnabilityError};
 /// from which a wall may stand: fewer leave a king a way round or a pawn to take.
 pub const RAMMED_PAIRS_FOR_A_WALL: u32 = 3;
 
+/// Pieces (other than kings and pawns, both sides together) up to which a wall is worth
+/// examining: more find a way through, or take too long to prove walled in.
+pub const MAX_PIECES_BEHIND_A_WALL: u32 = 6;
+
 /// Legal moves of the side to move up to which forced lines may decide the position.
 pub const FEW_LEGAL_MOVES: u64 = 4;
 
+/// Pieces (other than kings and pawns) up to which forced lines may decide the position.
+pub const MAX_PIECES_FOR_FORCED_LINES: u32 = 3;
+
 /// Whether `pos` may be dead for a reason other than the material rule, and so is worth
-/// the solver's time: at least [`RAMMED_PAIRS_FOR_A_WALL`] locked pawn pairs, or at most
-/// [`FEW_LEGAL_MOVES`] legal moves for the side to move. `false` clears the position
-/// without search (the game goes on, as on an undetermined verdict). A few nanoseconds
-/// when pawns decide it, one legal-move count otherwise.
+/// the solver's time: at least [`RAMMED_PAIRS_FOR_A_WALL`] locked pawn pairs with at most
+/// [`MAX_PIECES_BEHIND_A_WALL`] pieces, or at most [`FEW_LEGAL_MOVES`] legal moves for the
+/// side to move with at most [`MAX_PIECES_FOR_FORCED_LINES`] pieces. `false` clears the
+/// position without search (the game goes on, as on an undetermined verdict). A few
+/// nanoseconds of bit counting; moves are counted only in positions with few pieces.
 pub fn could_be_dead(pos: &Position) -> bool {
     let white = pos.pieces(Color::White, Role::Pawn);
     let black = pos.pieces(Color::Black, Role::Pawn);
+    let pieces = (pos.occupied() & !pos.by_role(Role::King) & !pos.by_role(Role::Pawn)).count();
     // A white pawn whose square one rank up holds a black pawn.
     let rammed: Bitboard = white & black.shift(-8);
-    rammed.count() >= RAMMED_PAIRS_FOR_A_WALL || pos.count_legal_moves() <= FEW_LEGAL_MOVES
+    (pieces <= MAX_PIECES_BEHIND_A_WALL && rammed.count() >= RAMMED_PAIRS_FOR_A_WALL)
+        || (pieces <= MAX_PIECES_FOR_FORCED_LINES && pos.count_legal_moves() <= FEW_LEGAL_MOVES)
 }
 
 /// The verdict on a position for both sides at once.

@@ -43,7 +43,10 @@ mod statics;
 mod stop;
 mod tt;
 
-pub use dead::{Deadness, FEW_LEGAL_MOVES, RAMMED_PAIRS_FOR_A_WALL, could_be_dead};
+pub use dead::{
+    Deadness, FEW_LEGAL_MOVES, MAX_PIECES_BEHIND_A_WALL, MAX_PIECES_FOR_FORCED_LINES,
+    RAMMED_PAIRS_FOR_A_WALL, could_be_dead,
+};
 
 use super::moves::Move;
 use super::position::Position;
