@@ -407,3 +407,72 @@ fn chess960_helpmates_that_need_castling() {
     );
     assert_eq!(covered, 360, "arrangements covered");
 }
+
+/// Verdicts agree with the moves: on random low-material positions, playing the first move
+/// of a helpmate never leads to a position judged Unwinnable for the same winner, and from
+/// a position judged Unwinnable no legal move leads to one judged Winnable (checked for
+/// every legal move of the first `UNWINNABLE_SAMPLE` such verdicts).
+#[test]
+fn verdicts_are_consistent_along_moves() {
+    const UNWINNABLE_SAMPLE: usize = 60;
+    let positions = random_low_material_positions(300, 0x5EED_0032);
+    assert!(
+        positions.len() >= 250,
+        "enough positions: {}",
+        positions.len()
+    );
+    let mut solver = Solver::new();
+    let mut failures = Vec::new();
+    let (mut winnable, mut unwinnable, mut successors) = (0, 0, 0);
+    for pos in &positions {
+        let fen = pos.to_fen();
+        for winner in [Color::White, Color::Black] {
+            match solver.solve(pos, winner) {
+                Ok(Verdict::Winnable { helpmate, .. }) => {
+                    winnable += 1;
+                    let Some(&first) = helpmate.first() else {
+                        failures.push(format!("{fen} ({winner:?}): empty helpmate"));
+                        continue;
+                    };
+                    let mut next = *pos;
+                    next.play(first);
+                    if let Ok(Verdict::Unwinnable { .. }) | Err(_) = solver.solve(&next, winner) {
+                        failures.push(format!(
+                            "{fen} ({winner:?}): winnable, but after its helpmate's first move {first} ({}) unwinnable or refused",
+                            next.to_fen()
+                        ));
+                    }
+                }
+                Ok(Verdict::Unwinnable { .. }) => {
+                    unwinnable += 1;
+                    if unwinnable > UNWINNABLE_SAMPLE {
+                        continue;
+                    }
+                    for &m in pos.legal_moves().iter() {
+                        let mut next = *pos;
+                        next.play(m);
+                        successors += 1;
+                        if let Ok(Verdict::Winnable { .. }) | Err(_) = solver.solve(&next, winner) {
+                            failures.push(format!(
+                                "{fen} ({winner:?}): unwinnable, but after {m} ({}) winnable or refused",
+                                next.to_fen()
+                            ));
+                        }
+                    }
+                }
+                Ok(Verdict::Undetermined { .. }) => {}
+                Err(e) => failures.push(format!("{fen} ({winner:?}): refused: {e}")),
+            }
+        }
+    }
+    eprintln!(
+        "{} positions: {winnable} winnable verdicts with their first move played, {unwinnable} unwinnable, {successors} successors of the first {UNWINNABLE_SAMPLE} checked",
+        positions.len()
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(winnable >= 200, "enough winnable verdicts: {winnable}");
+    assert!(
+        unwinnable >= UNWINNABLE_SAMPLE,
+        "enough unwinnable verdicts: {unwinnable}"
+    );
+}
