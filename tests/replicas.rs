@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chess_service::lifecycle::judge::is_dead;
 use chess_service::pb::{self, chess_service_client::ChessServiceClient};
 use chess_service::rules::{Game, Position};
 use pb::game_event::Kind;
@@ -622,7 +623,8 @@ async fn worker(
             client.new_game(req).await.map(|_| None)
         } else {
             let legal = game.legal_moves();
-            if legal.is_empty() || game.status().is_over() {
+            // Over on the board, or dead (as the server judges it after each move).
+            if legal.is_empty() || game.status().is_over() || is_dead(game.position()) {
                 break;
             }
             let m = legal[rng.below(legal.len())];

@@ -8,6 +8,8 @@
 //! - [`import`]: ImportGame, PGN text into a stored game;
 //! - [`watch`]: the spectator stream;
 //! - [`perft`]: Perft on the blocking pool, bounded and cancellable;
+//! - [`winnability`]: Winnability (can each side still mate?), the same way, in Perft's
+//!   slots;
 //! - [`convert`], [`wire`], [`views`]: domain types into `chess.v1` messages, the
 //!   pre-encoded LegalMoves answer, and the answers cached per game state;
 //! - [`error`]: every error a caller can meet and its gRPC status;

@@ -124,8 +124,8 @@ impl ChessService {
     }
 }
 
-/// Raises a stop flag when dropped.
-struct RaiseOnDrop(Arc<AtomicBool>);
+/// Raises a stop flag when dropped (Perft's and Winnability's computations).
+pub(super) struct RaiseOnDrop(pub(super) Arc<AtomicBool>);
 
 impl Drop for RaiseOnDrop {
     fn drop(&mut self) {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::time::Instant;
 
+use super::perft::RaiseOnDrop;
 use super::validate::{parse_fen, validate_game_id, variant_from_pb};
 use super::{ChessService, ServiceError};
 use crate::pb;
@@ -111,14 +112,5 @@ fn side(pos: &Position, verdict: &Verdict) -> pb::SideWinnability {
         verdict: v as i32,
         helpmate,
         nodes: verdict.nodes(),
-    }
-}
-
-/// Raises a stop flag when dropped.
-struct RaiseOnDrop(Arc<AtomicBool>);
-
-impl Drop for RaiseOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }

@@ -18,6 +18,7 @@ use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
+use chess_service::lifecycle::judge::is_dead;
 use chess_service::rules::{Game, Position};
 
 use crate::common::client::{
@@ -316,7 +317,8 @@ pub(crate) async fn write_until_refused(
                 return (acked, None);
             }
             let legal = game.legal_moves();
-            if legal.is_empty() || game.status().is_over() {
+            // Over on the board, or dead (as the server judges it after each move).
+            if legal.is_empty() || game.status().is_over() || is_dead(game.position()) {
                 break;
             }
             let m = legal[rng.below(legal.len())];

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chess_service::lifecycle::judge::is_dead;
 use chess_service::pb;
 use chess_service::rules::{Game, Position, Variant, chess960};
 use tonic::Code;
@@ -435,8 +436,10 @@ async fn client_loop(
         let k = rng.below(mine.games.len());
         let (id, game) = &mut mine.games[k];
         let ply = game.ply() as u32;
-        let undo = ply > 0 && (roll < 12 || game.status().is_over());
-        if !undo && roll >= 96 && !game.status().is_over() {
+        // Over on the board, or dead (as the server judges it after each move).
+        let over = game.status().is_over() || is_dead(game.position());
+        let undo = ply > 0 && (roll < 12 || over);
+        if !undo && roll >= 96 && !over {
             // A draw offer and its refusal: two changes that are events without a move
             // (answered before the next move, so no offer lapses).
             let color = if game.position().turn() == chess_service::rules::Color::White {
@@ -534,7 +537,8 @@ async fn client_loop(
             }
         } else {
             let legal = game.legal_moves();
-            if legal.is_empty() {
+            // Over on the board, or dead (as the server judges it after each move).
+            if legal.is_empty() || is_dead(game.position()) {
                 continue;
             }
             let m = legal[rng.below(legal.len())];

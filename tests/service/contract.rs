@@ -334,7 +334,9 @@ fn long_game(plies: usize) -> Vec<String> {
                 .map(|i| legal[(start + i) % legal.len()])
                 .find(|&m| {
                     let mut after = game.clone();
-                    after.play(m).is_ok() && !after.status().is_over()
+                    after.play(m).is_ok()
+                        && !after.status().is_over()
+                        && !chess_service::lifecycle::judge::is_dead(after.position())
                 });
             let Some(m) = next else { break };
             moves.push(game.position().uci(m));

@@ -2,7 +2,9 @@
 //! endings and clocks round-trip exactly, incremental encoding equals encoding from
 //! scratch, damage is refused, and records of the first format still read.
 
-use chess_service::lifecycle::{ClaimRule, ClockStart, Event, Match, Status, TimeControl};
+use chess_service::lifecycle::{
+    ClaimRule, ClockStart, Event, LogEntry, Match, Status, TimeControl,
+};
 use chess_service::rules::{Color, Position, Variant};
 use chess_service::store::codec::testing::{RecordEncoder, encode_record, frame};
 use chess_service::store::codec::{self, CodecError};
@@ -476,11 +478,18 @@ fn log_form_size_over_the_corpus() {
         }
         let mut timed = Match::timed(start, tc(24 * 3_600_000, 0), meta.created_unix_ms);
         let mut now = meta.created_unix_ms;
-        for m in g.game.moves() {
-            let uci = evented.game().position().uci(*m);
-            evented.play(0, None, &uci).unwrap();
+        // Applied as the log's events (as a replay does): some corpus games play on past
+        // a dead position, which a live Play would end there.
+        for &m in g.game.moves() {
+            let event = Event::Move(m);
+            evented.apply(LogEntry { event, at_ms: None }).unwrap();
             now += 1000 + rng.below(9000) as u64;
-            timed.play(now, None, &uci).unwrap();
+            timed
+                .apply(LogEntry {
+                    event,
+                    at_ms: Some(now),
+                })
+                .unwrap();
         }
         log_form += round_trip(&meta, &evented).len();
         timed_form += round_trip(&meta, &timed).len();

@@ -1,6 +1,7 @@
 //! The games the callers play: random legal games computed locally, so choosing moves
 //! costs no server calls.
 
+use chess_service::lifecycle::judge::is_dead;
 use chess_service::rules::{Game, Position};
 use chess_service::seeded_rng::Rng;
 
@@ -10,7 +11,8 @@ pub(crate) fn random_game(seed: u64, max_plies: usize) -> Vec<String> {
     let mut moves = Vec::new();
     while moves.len() < max_plies {
         let legal = game.legal_moves();
-        if legal.is_empty() {
+        // Over on the board, or dead (as the server judges it after each move).
+        if legal.is_empty() || is_dead(game.position()) {
             break;
         }
         let m = legal[rng.below(legal.len())];
@@ -36,7 +38,7 @@ pub(crate) fn long_game(seed: u64, plies: usize) -> Vec<String> {
                 .map(|i| legal[(from + i) % legal.len()])
                 .find(|&m| {
                     let mut after = game.clone();
-                    after.play(m).is_ok() && !after.status().is_over()
+                    after.play(m).is_ok() && !after.status().is_over() && !is_dead(after.position())
                 });
             let Some(m) = next else { break };
             moves.push(game.position().uci(m));
