@@ -1,7 +1,7 @@
 //! Winnability over the API: can each side still checkmate (FIDE 5.2.2 and 6.9)? A
 //! verdict may take seconds, so like Perft it runs on the blocking pool within Perft's
-//! slots, and stops within microseconds when its caller goes away or its deadline passes
-//! (the solver's stop flag).
+//! slots, and stops when its caller goes away or its deadline passes (the solver's stop
+//! flag: tens of microseconds, a few milliseconds at worst).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
