@@ -14,7 +14,7 @@ use super::{ChessService, ServiceError};
 use crate::pb;
 use crate::pb::winnability_request::Position as RequestedPosition;
 use crate::rules::winnability::{Solver, Verdict};
-use crate::rules::{Color, Position};
+use crate::rules::{Color, Game, Position};
 
 impl ChessService {
     /// Like Perft, Winnability handles its own deadline: at the deadline it raises the
@@ -94,16 +94,10 @@ impl ChessService {
 fn side(pos: &Position, verdict: &Verdict) -> pb::SideWinnability {
     let (v, helpmate) = match verdict {
         Verdict::Winnable { helpmate, .. } => {
-            let mut at = *pos;
-            let uci = helpmate
-                .iter()
-                .map(|&m| {
-                    let text = at.uci(m);
-                    at.play(m);
-                    text
-                })
-                .collect();
-            (pb::WinnabilityVerdict::Winnable, uci)
+            // The solver's helpmates are legal (its tests replay every one).
+            let mut line = Game::new(*pos);
+            helpmate.iter().for_each(|&m| line.push_unchecked(m));
+            (pb::WinnabilityVerdict::Winnable, line.uci_moves())
         }
         Verdict::Unwinnable { .. } => (pb::WinnabilityVerdict::Unwinnable, Vec::new()),
         Verdict::Undetermined { .. } => (pb::WinnabilityVerdict::Undetermined, Vec::new()),

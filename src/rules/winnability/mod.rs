@@ -146,6 +146,11 @@ impl Solver {
         winner: Color,
         stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> Result<Verdict, WinnabilityError> {
+        // Already raised (a caller that gave up between verdicts): not even the phases that
+        // count no nodes for a while are started.
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(Verdict::Undetermined { nodes: 0 });
+        }
         let _guard = stop::set(stop);
         self.solve(pos, winner)
     }
