@@ -435,3 +435,237 @@ impl Cluster {
             .expect("the cluster's clean-up watcher starts");
     }
 }
+
+/// A primary and its streaming standby (`pg_basebackup -R`), for the failover tests: the
+/// test's database is on both, and [`Replicated::url`] is the multi-host URL an operator
+/// would give the service (the standby first, `target_session_attrs=read-write`, so the
+/// service skips whichever is read-only). Only with a cluster of our own: `None` (said
+/// loudly; a failure under `CHESS_REQUIRE_POSTGRES=1`) when PostgreSQL is not installed or
+/// `CHESS_TEST_DATABASE_URL` names an external server.
+pub struct Replicated {
+    primary: Cluster,
+    standby: Cluster,
+    /// The test's database on the primary alone (for checks behind the service's back).
+    pub primary_url: String,
+    /// The test's database on the standby alone.
+    pub standby_url: String,
+    /// The multi-host URL of the test's database: standby, then primary.
+    pub url: String,
+}
+
+impl Replicated {
+    /// A primary with the test's database and a standby streaming from it; with
+    /// `synchronous`, every commit waits for the standby's flush
+    /// (`synchronous_standby_names = '*'`, `synchronous_commit = on`).
+    pub async fn start(test: &str, synchronous: bool) -> Option<Replicated> {
+        if std::env::var("CHESS_TEST_DATABASE_URL").is_ok() {
+            eprintln!(
+                "\n==================== SKIPPED: {test} ====================\n\
+                 CHESS_TEST_DATABASE_URL names an external server; a failover test needs a\n\
+                 primary and a standby of its own (unset it to run this test).\n\
+                 ========================================================\n"
+            );
+            return None;
+        }
+        let Some(primary) = Cluster::create() else {
+            return skip(
+                test,
+                "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)",
+            )
+            .and(None);
+        };
+        let name = unique_name(test);
+        create_database(&primary.base_url(), &name).await;
+        let standby = primary.standby();
+        let replicated = Replicated {
+            primary_url: with_database(&primary.base_url(), &name),
+            standby_url: with_database(&standby.base_url(), &name),
+            url: format!(
+                "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{name}?target_session_attrs=read-write",
+                standby.port, primary.port
+            ),
+            primary,
+            standby,
+        };
+        replicated.wait_streaming(synchronous).await;
+        Some(replicated)
+    }
+
+    /// Waits (at most 30 s) until the standby streams, with `sync_state` `sync` when
+    /// `synchronous` (set on the primary only now: a standby copied with it set would wait
+    /// for a standby of its own once promoted).
+    async fn wait_streaming(&self, synchronous: bool) {
+        let primary = connect(&self.primary.base_url()).await;
+        if synchronous {
+            // Two statements: ALTER SYSTEM may not run in the implicit transaction of a
+            // multi-statement query.
+            for sql in [
+                "ALTER SYSTEM SET synchronous_standby_names = '*'",
+                "SELECT pg_reload_conf()",
+            ] {
+                primary
+                    .batch_execute(sql)
+                    .await
+                    .expect("synchronous_standby_names set on the primary");
+            }
+        }
+        let want = if synchronous { "sync" } else { "async" };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = primary
+                .query(
+                    "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'",
+                    &[],
+                )
+                .await
+                .expect("pg_stat_replication");
+            if rows.iter().any(|r| r.get::<_, String>(0) == want) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the standby is not streaming ({want}) after 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits (at most 30 s) until the standby has replayed everything the primary has
+    /// written so far.
+    pub async fn wait_caught_up(&self) {
+        let primary = connect(&self.primary.base_url()).await;
+        let standby = connect(&self.standby.base_url()).await;
+        let target: String = primary
+            .query_one("SELECT pg_current_wal_lsn()::text", &[])
+            .await
+            .expect("the primary's WAL position")
+            .get(0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let behind: bool = standby
+                .query_one(
+                    "SELECT pg_last_wal_replay_lsn() < $1::text::pg_lsn",
+                    &[&target],
+                )
+                .await
+                .expect("the standby's replay position")
+                .get(0);
+            if !behind {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the standby did not catch up");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Cuts the standby off from the primary: its WAL receiver stops (an empty
+    /// `primary_conninfo`), so nothing the primary commits from now on reaches it.
+    pub async fn detach_standby(&self) {
+        let standby = connect(&self.standby.base_url()).await;
+        for sql in [
+            "ALTER SYSTEM SET primary_conninfo = ''",
+            "SELECT pg_reload_conf()",
+        ] {
+            standby
+                .batch_execute(sql)
+                .await
+                .expect("primary_conninfo cleared on the standby");
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let receiving: i64 = standby
+                .query_one("SELECT count(*) FROM pg_stat_wal_receiver", &[])
+                .await
+                .expect("pg_stat_wal_receiver")
+                .get(0);
+            if receiving == 0 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the standby's WAL receiver did not stop"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// `kill -9` of the primary's postmaster (its backends notice and exit).
+    pub fn kill_primary(&self) {
+        let pid_file = std::path::Path::new(&self.primary.data()).join("postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).expect("the primary's postmaster.pid");
+        let pid = text.lines().next().expect("a pid line").trim().to_string();
+        let out = Command::new("kill")
+            .args(["-9", &pid])
+            .output()
+            .expect("kill runs");
+        assert!(out.status.success(), "kill -9 {pid} failed");
+    }
+
+    /// Promotes the standby (`pg_ctl promote`, waiting until it takes writes).
+    pub fn promote(&self) {
+        let out = self
+            .standby
+            .run("pg_ctl", &["-D", &self.standby.data(), "-w", "promote"]);
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Cluster {
+    /// A streaming standby of this cluster: `pg_basebackup -R` into a directory of its
+    /// own, started on a port of its own.
+    fn standby(&self) -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("chess-pg-standby-")
+            .tempdir_in("/tmp")
+            .expect("a standby directory under /tmp");
+        if self.as_postgres {
+            let out = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .output()
+                .expect("chown runs");
+            assert!(
+                out.status.success(),
+                "chown of the standby directory failed"
+            );
+        }
+        let standby = Cluster {
+            bin: self.bin.clone(),
+            dir,
+            port: free_port(),
+            as_postgres: self.as_postgres,
+        };
+        let port = self.port.to_string();
+        let out = standby.run(
+            "pg_basebackup",
+            &[
+                "-D",
+                &standby.data(),
+                "-R",
+                "-X",
+                "stream",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                // An immediate checkpoint: the default spreads it over minutes.
+                "--checkpoint=fast",
+                "--no-sync",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        standby.start();
+        standby
+    }
+}
