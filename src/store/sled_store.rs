@@ -32,7 +32,7 @@ use crate::lifecycle::Match;
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
-use super::ledger::{self, Change, Commits, Staged};
+use super::ledger::{self, Change, Commits};
 use super::rollback;
 use super::{
     Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
@@ -420,25 +420,6 @@ fn sync_fn(
     fsync_level: bool,
     commits: Arc<Commits>,
 ) -> SyncFn {
-    // One long-lived thread appends to the ledger while the flusher fsyncs sled's files
-    // (a thread started per group commit cost 2.4% of durable Play's throughput). It ends
-    // when this closure is dropped (the store closed). Without it (it could not start),
-    // the two run one after the other.
-    type SealJob = (Staged, std::sync::mpsc::SyncSender<Result<(), StoreError>>);
-    let (jobs, inbox) = std::sync::mpsc::channel::<SealJob>();
-    let jobs = {
-        let commits = commits.clone();
-        std::thread::Builder::new()
-            .name("chess-ledger".into())
-            .spawn(move || {
-                for (staged, reply) in inbox {
-                    let _ = reply.send(commits.seal(staged));
-                }
-            })
-            .ok()
-            .map(|_| jobs)
-    };
-    let stopped = || StoreError::Io("the commit ledger's writer stopped".into());
     Box::new(move |full| {
         let result = commits
             .stage()
@@ -450,28 +431,15 @@ fn sync_fn(
                 })
             })
             .and_then(|staged| {
-                let fsync = fsync_level || full || files.failpoint.is_some();
-                match staged {
-                    // The db's fsync and the ledger's append and fsync run at once (see
-                    // `LedgerState::drop_unconfirmed`); on some disks two flushes at once
-                    // take the time of one, on others of two (docs/benchmarks/store.md).
-                    Some(staged) if fsync && commits.fsyncs() && jobs.is_some() => {
-                        let (reply, answer) = std::sync::mpsc::sync_channel(1);
-                        let sent = jobs.as_ref().map(|jobs| jobs.send((staged, reply)));
-                        let db = files.sync();
-                        let ledger = match sent {
-                            Some(Ok(())) => answer.recv().unwrap_or_else(|_| Err(stopped())),
-                            _ => Err(stopped()),
-                        };
-                        db.and(ledger)
-                    }
-                    staged => {
-                        if fsync {
-                            files.sync()?;
-                        }
-                        staged.map_or(Ok(()), |staged| commits.seal(staged))
-                    }
+                // The ledger's frame reaches the device before the fsync of `db`, whose
+                // flush makes it durable with the records (`ledger::Commits::append`).
+                if let Some(staged) = staged {
+                    commits.append(staged)?;
                 }
+                if fsync_level || full || files.failpoint.is_some() {
+                    files.sync()?;
+                }
+                Ok(())
             });
         if result.is_err() {
             std::mem::forget(db.clone());
