@@ -50,6 +50,14 @@
 //! The checker must not be vacuous: it prints its counts and asserts minimums, overall and
 //! per fault window (acknowledged changes on the healthy replica during each fault, failed
 //! calls on the faulty one, and acknowledged changes on both after both faults).
+//!
+//! What it cannot see: no game is deleted and nothing fails over, so each version names
+//! one state, and the write token never decides anything here. Removing the token from the
+//! compare-and-set, or the cache's invalidation on reconnect, left it passing (the stamp
+//! check before every answer covers both; `partition.rs` and `delete.rs` are the tests of
+//! the token). A replica answering from its cache without that check failed it with
+//! thousands of stale reads, replicas that differed, and an acknowledgement beyond the
+//! final version.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
