@@ -10,7 +10,9 @@
 //! while its flags fall, and connections left silent by a healed cut (`replicas/stalls.rs`);
 //! replicas with clocks skewed ±3 s charge and flag by the database's clock
 //! (`replicas/clock_skew.rs`); a history checker over thousands of mixed Play/Undo/GetGame
-//! calls on two replicas through an iptables cut and a SIGSTOP (`replicas/history.rs`).
+//! calls on two replicas through an iptables cut and a SIGSTOP (`replicas/history.rs`);
+//! DeleteGame's `expected_version` on a replica that held a game deleted and created again
+//! elsewhere (`replicas/delete.rs`).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
 //! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
@@ -23,6 +25,8 @@ mod common;
 use common::{postgres, rng, server};
 #[path = "replicas/clock_skew.rs"]
 mod clock_skew;
+#[path = "replicas/delete.rs"]
+mod delete;
 #[path = "replicas/history.rs"]
 mod history;
 #[path = "replicas/partition.rs"]
