@@ -9,8 +9,11 @@
 //! game after the heal (issue 24's ABA); a row locked by another session, a replica paused
 //! while its flags fall, and connections left silent by a healed cut (`replicas/stalls.rs`);
 //! replicas with clocks skewed ±3 s charge and flag by the database's clock
-//! (`replicas/clock_skew.rs`); a streaming standby promoted after `kill -9` of the primary,
-//! synchronous (nothing lost) and asynchronous (no lost state written back)
+//! (`replicas/clock_skew.rs`); a history checker over thousands of mixed Play/Undo/GetGame
+//! calls on two replicas through an iptables cut and a SIGSTOP (`replicas/history.rs`);
+//! DeleteGame's `expected_version` on a replica that held a game deleted and created again
+//! elsewhere (`replicas/delete.rs`); a streaming standby promoted after `kill -9` of the
+//! primary, synchronous (nothing lost) and asynchronous (no lost state written back)
 //! (`replicas/failover.rs`).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
@@ -24,8 +27,12 @@ mod common;
 use common::{postgres, rng, server};
 #[path = "replicas/clock_skew.rs"]
 mod clock_skew;
+#[path = "replicas/delete.rs"]
+mod delete;
 #[path = "replicas/failover.rs"]
 mod failover;
+#[path = "replicas/history.rs"]
+mod history;
 #[path = "replicas/partition.rs"]
 mod partition;
 #[path = "replicas/stalls.rs"]

@@ -10,6 +10,7 @@
 //! - [`corpus_games`]: the reference corpus as whole games;
 //! - [`journal`]: the crash-test journal and its check of a reopened store;
 //! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests;
+//! - [`iptables`]: a real network cut (DROP rules) of one replica, for the replica tests;
 //! - [`metrics`]: a server's `/metrics`, scraped and parsed.
 #![allow(dead_code)]
 
@@ -19,6 +20,7 @@ pub mod client;
 pub mod corpus_games;
 pub mod damage;
 pub mod epd;
+pub mod iptables;
 pub mod journal;
 pub mod metrics;
 pub mod postgres;

@@ -6,6 +6,8 @@
 //! `postgres` user when the tests run as root (PostgreSQL refuses root), in a directory
 //! under `/tmp` given to that user (a root-made temp directory is 0700), on a free
 //! loopback port, with `fsync` and `synchronous_commit` on; stopped and removed on drop.
+//! It listens on 127.0.0.1 and on `iptables::CUT_ADDR` (127.0.0.2) too: a replica given
+//! [`Pg::url_via`] that address can be cut off alone, with iptables (`common/iptables.rs`).
 //!
 //! When PostgreSQL is not installed, [`Pg::start`] says so loudly and returns `None` (the
 //! test passes as skipped), unless `CHESS_REQUIRE_POSTGRES=1`, which makes it fail.
@@ -181,9 +183,10 @@ impl Cluster {
 
     fn start(&self) {
         let opts = format!(
-            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=on \
+            "-p {} -c listen_addresses=127.0.0.1,{} -c unix_socket_directories={} -c fsync=on \
              -c synchronous_commit=on -c max_connections=300",
             self.port,
+            super::iptables::CUT_ADDR,
             self.dir.path().display()
         );
         let log = self.dir.path().join("server.log").display().to_string();
@@ -281,6 +284,22 @@ impl Pg {
             Kind::Local(c) => c.start(),
             Kind::External => panic!("cannot start an external database"),
         }
+    }
+
+    /// The cluster's port (`None` for an external database).
+    pub fn port(&self) -> Option<u16> {
+        match &self.kind {
+            Kind::Local(c) => Some(c.port),
+            Kind::External => None,
+        }
+    }
+
+    /// This test's database through another of the cluster's listen addresses (such as
+    /// `iptables::CUT_ADDR`); `None` for an external database, whose addresses are its own.
+    pub fn url_via(&self, addr: &str) -> Option<String> {
+        let port = self.port()?;
+        let (_, database) = self.url.rsplit_once('/')?;
+        Some(format!("postgres://postgres@{addr}:{port}/{database}"))
     }
 
     /// The cluster's server log (for failure messages).
