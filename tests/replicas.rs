@@ -827,6 +827,31 @@ fn spawn_workers(
         .collect()
 }
 
+/// Stops the workers of a test that broke the database, and returns what each had
+/// acknowledged, after checking that every failed call was UNAVAILABLE and answered in time.
+async fn stop_after_fault(
+    stop: &AtomicBool,
+    workers: Vec<tokio::task::JoinHandle<(String, Vec<String>)>>,
+    tally: &Tally,
+) -> Vec<(String, Vec<String>)> {
+    stop.store(true, Ordering::Relaxed);
+    let mut results = Vec::new();
+    for w in workers {
+        results.push(w.await.expect("worker"));
+    }
+    let wrong = tally.wrong.lock().expect("tally").clone();
+    assert!(
+        wrong.is_empty(),
+        "errors other than UNAVAILABLE: {wrong:#?}"
+    );
+    assert_eq!(
+        tally.late.load(Ordering::Relaxed),
+        0,
+        "a call outlived its deadline"
+    );
+    results
+}
+
 async fn wait_acks(tally: &Tally, at_least: u64) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while tally.acks.load(Ordering::Relaxed) < at_least {
@@ -909,21 +934,7 @@ async fn a_database_crash_under_load_is_unavailable_in_time_and_recovers_by_itse
     wait_health(&b, ServingStatus::Serving, Duration::from_secs(10)).await;
     wait_acks(&tally, acks_down + 200).await;
     eprintln!("serving again {:?} after the restart", up.elapsed());
-    stop.store(true, Ordering::Relaxed);
-    let mut results = Vec::new();
-    for w in workers {
-        results.push(w.await.expect("worker"));
-    }
-    let wrong = tally.wrong.lock().expect("tally").clone();
-    assert!(
-        wrong.is_empty(),
-        "errors other than UNAVAILABLE: {wrong:#?}"
-    );
-    assert_eq!(
-        tally.late.load(Ordering::Relaxed),
-        0,
-        "a call outlived its deadline"
-    );
+    let results = stop_after_fault(&stop, workers, &tally).await;
     check_nothing_lost(&a, &results).await;
     eprintln!(
         "{} acknowledged moves, {} UNAVAILABLE answers, none lost",

@@ -105,28 +105,33 @@ fn unique_name(test: &str) -> String {
     format!("t_{clean}_{}_{n}", std::process::id())
 }
 
+/// A directory for a cluster's data: under /tmp (world-traversable), not a root-only temp
+/// dir the postgres user cannot reach; then given to that user (`as_postgres`).
+fn cluster_dir(prefix: &str, as_postgres: bool) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/tmp")
+        .expect("a cluster directory under /tmp");
+    if as_postgres {
+        let out = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(dir.path())
+            .output()
+            .expect("chown runs");
+        assert!(
+            out.status.success(),
+            "chown of the cluster directory failed"
+        );
+    }
+    dir
+}
+
 impl Cluster {
     /// A new cluster, initialised and started; `None` when PostgreSQL is not installed.
     fn create() -> Option<Cluster> {
         let bin = find_bin()?;
         let as_postgres = is_root();
-        // Under /tmp (world-traversable), not a root-only temp dir the postgres user cannot
-        // reach; then given to that user.
-        let dir = tempfile::Builder::new()
-            .prefix("chess-pg-")
-            .tempdir_in("/tmp")
-            .expect("a cluster directory under /tmp");
-        if as_postgres {
-            let out = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .output()
-                .expect("chown runs");
-            assert!(
-                out.status.success(),
-                "chown of the cluster directory failed"
-            );
-        }
+        let dir = cluster_dir("chess-pg-", as_postgres);
         let cluster = Cluster {
             bin,
             dir,
@@ -638,21 +643,7 @@ impl Cluster {
     /// A streaming standby of this cluster: `pg_basebackup -R` into a directory of its
     /// own, started on a port of its own.
     fn standby(&self) -> Cluster {
-        let dir = tempfile::Builder::new()
-            .prefix("chess-pg-standby-")
-            .tempdir_in("/tmp")
-            .expect("a standby directory under /tmp");
-        if self.as_postgres {
-            let out = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .output()
-                .expect("chown runs");
-            assert!(
-                out.status.success(),
-                "chown of the standby directory failed"
-            );
-        }
+        let dir = cluster_dir("chess-pg-standby-", self.as_postgres);
         let standby = Cluster {
             bin: self.bin.clone(),
             dir,

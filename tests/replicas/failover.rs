@@ -20,8 +20,8 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use super::common::postgres::Replicated;
 use super::server::{Server, error_info};
 use super::{
-    Tally, check_nothing_lost, get, new_game, play, replica_args, spawn_workers, wait_acks,
-    wait_health,
+    Tally, check_nothing_lost, get, new_game, play, replica_args, spawn_workers, stop_after_fault,
+    wait_acks, wait_health,
 };
 
 /// Kills the primary and promotes the standby, off the runtime's workers (`pg_ctl promote
@@ -64,21 +64,7 @@ async fn a_promoted_synchronous_standby_takes_over_under_load_and_loses_nothing(
     wait_health(&b, ServingStatus::Serving, Duration::from_secs(20)).await;
     wait_acks(&tally, at_failover + 300).await;
     eprintln!("serving again {:?} after the kill", started.elapsed());
-    stop.store(true, Ordering::Relaxed);
-    let mut results = Vec::new();
-    for w in workers {
-        results.push(w.await.expect("worker"));
-    }
-    let wrong = tally.wrong.lock().expect("tally").clone();
-    assert!(
-        wrong.is_empty(),
-        "errors other than UNAVAILABLE: {wrong:#?}"
-    );
-    assert_eq!(
-        tally.late.load(Ordering::Relaxed),
-        0,
-        "a call outlived its deadline"
-    );
+    let results = stop_after_fault(&stop, workers, &tally).await;
     // A replica started afterwards (no cache at all) reads the new primary: every change
     // acknowledged before and after the failover is there.
     let fresh = Server::start(&replica_args(&pair.url));
