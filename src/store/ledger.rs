@@ -18,8 +18,8 @@
 //! the first frame is a checkpoint (the commit number and every game's version), each
 //! later one a commit (the next number and its changes). After the frames come zeros,
 //! written ahead so that an append touches no metadata. A start checks sled against it
-//! ([`super::rollback`]) and then writes a fresh checkpoint, so the file holds one start's
-//! commits at most.
+//! ([`super::rollback`]) and then writes a fresh checkpoint, and so does a running store
+//! once the frames pass [`ROTATE_AT`]: the file stays small however long the server runs.
 #![warn(missing_docs)]
 
 use std::collections::BTreeMap;
@@ -344,14 +344,23 @@ pub fn write_checkpoint(
 /// that appending a frame changes no metadata (see [`Appender::append`]).
 const GROWTH: u64 = 1 << 20;
 
+/// How long the ledger's commits (after its checkpoint) may grow before it is rewritten as
+/// one checkpoint (see [`Appender::rotate`]): at a few hundred bytes a commit, a busy
+/// store's ledger reaches it in tens of minutes, and reading it back takes milliseconds.
+const ROTATE_AT: u64 = 16 << 20;
+
 /// The ledger open for appending commits.
 struct Appender {
     path: PathBuf,
     file: File,
     fsync: bool,
+    /// [`ROTATE_AT`], smaller in tests.
+    rotate_at: u64,
     /// Whether the ledger is on the device of sled's `db` file, whose fsync then flushes
     /// the ledger's frames too; otherwise each frame gets an fsync of its own.
     beside_db: bool,
+    /// Where the checkpoint ends and the commits begin.
+    commits_from: u64,
     /// Where the next frame goes: the end of the frames.
     end: u64,
     /// The file's length. From `end` on it holds zeros, written and (at `fsync`) fsynced.
@@ -359,6 +368,40 @@ struct Appender {
 }
 
 impl Appender {
+    /// Rewrites the ledger as one checkpoint of what its frames say (commit `seq`), so that
+    /// it stays small however long the server runs. Called before a group commit's append:
+    /// every commit in the file is durable by then, in sled and in the ledger, since the
+    /// group commit that appended the last one has synced. A crash during it leaves either
+    /// the old file or the new one, both true (`write_checkpoint` renames).
+    fn rotate(&mut self, seq: u64) -> Result<(), StoreError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let state = read(dir)?.ok_or_else(|| damaged(&self.path, "it is gone"))?;
+        if state.seq != seq || state.torn_tail != 0 {
+            return Err(damaged(
+                &self.path,
+                &format!(
+                    "it reads as commit {} with {} bytes torn, where commit {seq} was written",
+                    state.seq, state.torn_tail
+                ),
+            ));
+        }
+        write_checkpoint(dir, seq, &state.games)?;
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| ledger_err(&self.path, "open", &e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| ledger_err(&self.path, "stat", &e))?
+            .len();
+        self.file = file;
+        self.commits_from = len;
+        self.end = len;
+        self.allocated = len;
+        Ok(())
+    }
+
     /// Writes `bytes` after the last frame. At the `fsync` level they have reached the
     /// device when this returns (`sync_file_range` waits for the write), but maybe only its
     /// volatile cache: the next device flush makes them durable. That is sled's fsync of
@@ -477,7 +520,9 @@ impl Commits {
                 path,
                 file,
                 fsync,
+                rotate_at: ROTATE_AT,
                 beside_db,
+                commits_from: meta.len(),
                 end: meta.len(),
                 allocated: meta.len(),
             })
@@ -526,6 +571,9 @@ impl Commits {
         let mut appender = lock(&self.appender);
         let (seq, file) = &mut *appender;
         if let Some(a) = file {
+            if a.end - a.commits_from > a.rotate_at {
+                a.rotate(*seq)?;
+            }
             let bytes = frame(COMMIT, staged.seq, &staged.changes);
             a.append(&bytes)
                 .map_err(|e| ledger_err(&a.path, "append", &e))?;
@@ -637,5 +685,49 @@ mod tests {
         bytes[..whole].fill(0);
         std::fs::write(&path, &bytes).unwrap();
         assert!(matches!(read(dir.path()), Err(StoreError::Rollback(_))));
+    }
+
+    #[test]
+    fn a_long_ledger_is_rewritten_as_one_checkpoint_of_the_same_state() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut games = BTreeMap::new();
+        games.insert("lost".to_string(), Change::Lost(2));
+        write_checkpoint(dir.path(), 5, &games).unwrap();
+        std::fs::write(dir.path().join("db"), b"").unwrap();
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let commits =
+            Commits::open(dir.path(), db.open_tree("meta").unwrap(), 5, true, true).unwrap();
+        lock(&commits.appender).1.as_mut().unwrap().rotate_at = 300;
+        let mut expected = games.clone();
+        let (mut longest, mut rotations) = (0, 0);
+        for n in 0..200u64 {
+            let id = format!("g{}", n % 37);
+            let change = if n % 11 == 10 {
+                Change::Deleted
+            } else {
+                Change::Live(n)
+            };
+            {
+                let _w = commits.writing();
+                commits.record(&id, change);
+            }
+            match change {
+                Change::Deleted => expected.remove(&id),
+                c => expected.insert(id, c),
+            };
+            let from = lock(&commits.appender).1.as_ref().unwrap().commits_from;
+            commits.append(commits.stage().unwrap().unwrap()).unwrap();
+            let appender = lock(&commits.appender);
+            let a = appender.1.as_ref().unwrap();
+            rotations += usize::from(a.commits_from != from);
+            longest = longest.max(a.end - a.commits_from);
+        }
+        // Rewritten many times, the commits never much past the threshold: the same state.
+        assert!(rotations > 5, "{rotations} rotations");
+        assert!(longest < 300 + 100, "the commits grew to {longest} bytes");
+        let state = read(dir.path()).unwrap().unwrap();
+        assert_eq!(state.seq, 205);
+        assert_eq!(state.games, expected);
+        assert_eq!(state.torn_tail, 0);
     }
 }
