@@ -346,7 +346,8 @@ const GROWTH: u64 = 1 << 20;
 
 /// How long the ledger's commits (after its checkpoint) may grow before it is rewritten as
 /// one checkpoint (see [`Appender::rotate`]): at a few hundred bytes a commit, a busy
-/// store's ledger reaches it in tens of minutes, and reading it back takes milliseconds.
+/// store's ledger reaches it in tens of minutes; the rewrite reads it back once (its cost
+/// is not measured yet).
 const ROTATE_AT: u64 = 16 << 20;
 
 /// The ledger open for appending commits.
@@ -607,18 +608,28 @@ impl Commits {
 mod tests {
     use super::*;
 
+    /// A ledger in `dir` holding a checkpoint (commit `seq`, `games`), opened for commits
+    /// at the `fsync` level, with an empty `db` file beside it so that its frames go out by
+    /// `sync_file_range` (`beside_db`); and the sled whose `meta` tree gets the markers.
+    fn open_after_checkpoint(
+        dir: &Path,
+        seq: u64,
+        games: &BTreeMap<String, Change>,
+    ) -> (sled::Db, Commits) {
+        write_checkpoint(dir, seq, games).unwrap();
+        std::fs::write(dir.join("db"), b"").unwrap();
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let commits = Commits::open(dir, db.open_tree("meta").unwrap(), seq, true, true).unwrap();
+        (db, commits)
+    }
+
     #[test]
     fn a_checkpoint_and_its_commits_read_back_and_a_torn_tail_is_ignored() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut games = BTreeMap::new();
         games.insert("a".to_string(), Change::Live(3));
         games.insert("b".to_string(), Change::Lost(7));
-        write_checkpoint(dir.path(), 10, &games).unwrap();
-        // A `db` file beside it: the frames go out by `sync_file_range` (`beside_db`).
-        std::fs::write(dir.path().join("db"), b"").unwrap();
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let commits =
-            Commits::open(dir.path(), db.open_tree("meta").unwrap(), 10, true, true).unwrap();
+        let (db, commits) = open_after_checkpoint(dir.path(), 10, &games);
         for (id, change) in [("a", Change::Live(4)), ("c", Change::Live(0))] {
             let _w = commits.writing();
             commits.record(id, change);
@@ -692,11 +703,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut games = BTreeMap::new();
         games.insert("lost".to_string(), Change::Lost(2));
-        write_checkpoint(dir.path(), 5, &games).unwrap();
-        std::fs::write(dir.path().join("db"), b"").unwrap();
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let commits =
-            Commits::open(dir.path(), db.open_tree("meta").unwrap(), 5, true, true).unwrap();
+        let (_db, commits) = open_after_checkpoint(dir.path(), 5, &games);
         lock(&commits.appender).1.as_mut().unwrap().rotate_at = 300;
         let mut expected = games.clone();
         let (mut longest, mut rotations) = (0, 0);

@@ -408,8 +408,10 @@ impl DurableFiles {
     }
 }
 
-/// The group commit's sync: sled `flush()`, then the fsyncs of [`DurableFiles`] at level
-/// `Fsync`, and at every level when the batch asks for a full sync (`flush()`, `close()`).
+/// The group commit's sync: the commit staged in sled, sled `flush()`, the commit's ledger
+/// frame written ([`Commits::append`]), then the fsyncs of [`DurableFiles`] (whose flush
+/// makes the frame durable too) at level `Fsync`, and at every level when the batch asks
+/// for a full sync (`flush()`, `close()`).
 ///
 /// When a sync fails, a handle on the database is leaked on purpose: sled flushes (and
 /// fsyncs, panicking if that fails) when its last handle is dropped, which would write
