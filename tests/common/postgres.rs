@@ -469,10 +469,6 @@ impl Cluster {
 pub struct Replicated {
     primary: Cluster,
     standby: Cluster,
-    /// The test's database on the primary alone (for checks behind the service's back).
-    pub primary_url: String,
-    /// The test's database on the standby alone.
-    pub standby_url: String,
     /// The multi-host URL of the test's database: standby, then primary.
     pub url: String,
 }
@@ -502,8 +498,6 @@ impl Replicated {
         create_database(&primary.base_url(), &name).await;
         let standby = primary.standby();
         let replicated = Replicated {
-            primary_url: with_database(&primary.base_url(), &name),
-            standby_url: with_database(&standby.base_url(), &name),
             url: format!(
                 "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{name}?target_session_attrs=read-write",
                 standby.port, primary.port
