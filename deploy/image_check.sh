@@ -547,7 +547,9 @@ stop_gracefully() {
     code=$(exit_code "$name")
     [[ $code == 0 ]] || die "docker stop -t $GRACE $name: exit code $code, not 0 (logs: $("$DOCKER" logs --tail 5 "$name" 2>&1))"
     ((took < GRACE * 1000)) || die "docker stop took $took ms: the grace of $GRACE s ran out (SIGKILL)"
-    "$DOCKER" logs "$name" 2>&1 | grep -q 'store flushed; bye' ||
+    # The logs read whole first: `grep -q` stops at its match, and the SIGPIPE that then
+    # ends `docker logs` fails the pipeline under pipefail (a flake seen in CI).
+    [[ $("$DOCKER" logs "$name" 2>&1) == *'store flushed; bye'* ]] ||
         die "$name exited 0 but never logged 'store flushed; bye'"
     log "$name: docker stop -t $GRACE (SIGTERM): exit code 0 after $took ms, 'store flushed; bye' logged"
     STOP_MS=$took
@@ -946,7 +948,8 @@ compose_checks() {
     compose stop chess-server >/dev/null 2>&1 || die "docker-compose stop chess-server failed"
     code=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$id")
     [[ $code == 0 ]] || die "docker-compose stop chess-server: exit code $code, not 0"
-    "$DOCKER" logs "$id" 2>&1 | grep -q 'store flushed; bye' || die "the compose server exited 0 but never logged 'store flushed; bye'"
+    [[ $("$DOCKER" logs "$id" 2>&1) == *'store flushed; bye'* ]] ||
+        die "the compose server exited 0 but never logged 'store flushed; bye' (see stop_gracefully)"
     log "compose: docker-compose stop chess-server: exit code 0, 'store flushed; bye'"
     compose down -v >/dev/null 2>&1 || die "docker-compose down -v failed"
     stop_prometheus
