@@ -17,6 +17,7 @@ use tonic_health::ServingStatus;
 
 use crate::pb;
 use crate::registry::{DEFAULT_WATCH_BUFFER, Registry};
+use crate::service::answer_budget::AnswerBudget;
 use crate::service::auth::{self, AuthLayer};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::malformed::MalformedLayer;
@@ -375,6 +376,8 @@ pub async fn serve(
         config.fen_cache_entries,
     )
     .map_err(ServerError::Threads)?;
+    let answers = AnswerBudget::new(config.ops.max_unsent_answer_mib);
+    let service = service.with_answer_budget(answers.clone());
     let in_flight = service.in_flight();
     let fen_cache = service.fen_cache();
     let calls = InFlight::new(config.ops.max_in_flight);
@@ -403,6 +406,7 @@ pub async fn serve(
                 perfts_running: Box::new(service.perfts_running()),
                 fen_cache: fen_cache.clone(),
                 calls_in_flight: Box::new(move || stats_calls.current()),
+                unsent_answer_bytes: Box::new(move || answers.held()),
                 connections_open: connections.clone(),
                 store_kind: store.kind(),
                 store_available: store.health(),

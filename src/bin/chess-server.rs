@@ -38,7 +38,21 @@ fn verify(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
     }
 }
 
+/// Turns transparent huge pages off for this process. mimalloc asks for them on its
+/// arenas, and then gives freed parts back to the kernel, so memory that comes and goes
+/// (a burst of large answers) is faulted in again as 2 MiB pages the kernel must zero:
+/// with them, 256 unread ListGames pages cost the server 1.9 s of CPU, most of it zeroing
+/// pages, and a well-behaved caller's p99 went past 50 ms; without, 0.2-0.3 s (issue 30,
+/// docs/benchmarks/operations.md). Best effort: a kernel without the switch keeps them.
+fn no_transparent_huge_pages() {
+    // SAFETY: prctl with integer arguments only; it changes a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 fn main() -> ExitCode {
+    no_transparent_huge_pages();
     if std::env::args_os().nth(1).is_some_and(|a| a == "verify") {
         return verify(std::env::args_os().skip(1));
     }

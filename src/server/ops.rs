@@ -40,6 +40,13 @@ pub struct OpsConfig {
     /// are never refused (0: no bound).
     #[arg(long, env = "CHESS_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
+    /// Mebibytes of large answers (over 64 KiB each, such as ListGames pages) the server
+    /// keeps built and not yet read by their callers; a large answer beyond it is refused
+    /// at once with RESOURCE_EXHAUSTED, reason OVERLOADED. Smaller answers are bounded by
+    /// --max-in-flight alone (0: no bound).
+    #[arg(long, env = "CHESS_MAX_UNSENT_ANSWER_MIB", value_name = "MIB",
+          default_value_t = crate::service::answer_budget::DEFAULT_MIB)]
+    pub max_unsent_answer_mib: usize,
     /// The longest one Perft may compute, in seconds, whatever the caller's deadline:
     /// past it the perft stops and answers DEADLINE_EXCEEDED.
     #[arg(long, env = "CHESS_PERFT_MAX_SECONDS", default_value_t = 60,

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use tonic::{Request, Response};
 use tracing::Instrument as _;
 
+use super::answer_budget::{DoesNotFit, HeldAnswer, Reservation};
 use super::log_text::Clean;
 use super::refusal_log;
 use super::{ChessService, ServiceError};
@@ -166,6 +167,7 @@ impl ChessService {
     ) -> Result<Response<T>, tonic::Status>
     where
         Req: AboutGame,
+        T: Weigh,
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let deadline = deadline_of(&request);
@@ -173,19 +175,70 @@ impl ChessService {
         let parent = super::trace_context::parent_of(&request);
         let req = request.into_inner();
         let id = req.game_id().to_owned();
-        self.call(method, &caller, &id, deadline, parent, handler(req))
+        self.call(method, &caller, &id, deadline, parent, None, handler(req))
             .await
     }
 
+    /// [`Self::serve`] for a call whose answer can be large (ListGames): `ahead` bytes are
+    /// taken from the budget of unsent answers before the work starts, so that callers
+    /// who never read cannot make the server build more answers than it keeps (the call
+    /// is shed at once instead), and then fitted to the answer built.
+    pub(super) async fn serve_large<Req, T, Fut>(
+        &self,
+        method: &'static str,
+        request: Request<Req>,
+        ahead: usize,
+        handler: impl FnOnce(Req) -> Fut,
+    ) -> Result<Response<T>, tonic::Status>
+    where
+        Req: AboutGame,
+        T: Weigh,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let deadline = deadline_of(&request);
+        let caller = caller_of(&request);
+        let parent = super::trace_context::parent_of(&request);
+        let req = request.into_inner();
+        let id = req.game_id().to_owned();
+        let Some(reserved) = self.answers.reserve(ahead) else {
+            let full = self.answers_full();
+            let work = async { Err::<T, _>(full) };
+            return self
+                .call(method, &caller, &id, deadline, parent, None, work)
+                .await;
+        };
+        self.call(
+            method,
+            &caller,
+            &id,
+            deadline,
+            parent,
+            Some(reserved),
+            handler(req),
+        )
+        .await
+    }
+
+    fn answers_full(&self) -> ServiceError {
+        ServiceError::UnsentAnswersFull {
+            limit_mib: self.answers.limit_mib(),
+        }
+    }
+
     /// Runs one call inside its span (a child of the caller's, when the call carries
-    /// one and traces are exported), under its deadline, and maps its error.
-    pub(super) async fn call<T>(
+    /// one and traces are exported), under its deadline, and maps its error. A large
+    /// answer holds its bytes in the budget of unsent answers (from `ahead`, if bytes were
+    /// reserved before the work), or is shed when they do not fit; the hold rides in the
+    /// answer's extensions to the load-shedding layer.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn call<T: Weigh>(
         &self,
         method: &'static str,
         caller: &Caller,
         game_id: &str,
         deadline: Option<Instant>,
         parent: Option<opentelemetry::Context>,
+        ahead: Option<Reservation>,
         work: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<Response<T>, tonic::Status> {
         let span = tracing::info_span!(
@@ -206,9 +259,60 @@ impl ChessService {
                 None => work.await,
             }
         };
-        let result = work.instrument(span).await;
+        let result = work.instrument(span).await.and_then(|answer| {
+            match self.answers.hold(answer.encoded_bytes(), ahead) {
+                Ok(held) => Ok((answer, held)),
+                Err(DoesNotFit) => Err(self.answers_full()),
+            }
+        });
         guard.finish(&result.as_ref().map(|_| ()));
-        result.map(Response::new).map_err(tonic::Status::from)
+        let (answer, held) = result.map_err(tonic::Status::from)?;
+        let mut response = Response::new(answer);
+        if let Some(held) = held {
+            response.extensions_mut().insert(HeldAnswer::new(held));
+        }
+        Ok(response)
+    }
+}
+
+/// How many bytes an answer takes encoded, for the budget of unsent answers.
+pub(super) trait Weigh {
+    /// The encoded length (0 for a stream: its messages are sent as they come, each
+    /// small, and a spectator's backlog is bounded where it is kept).
+    fn encoded_bytes(&self) -> usize;
+}
+
+macro_rules! weigh_messages {
+    ($($answer:ty),* $(,)?) => {
+        $(impl Weigh for $answer {
+            fn encoded_bytes(&self) -> usize {
+                prost::Message::encoded_len(self)
+            }
+        })*
+    };
+}
+
+weigh_messages!(
+    pb::AddTimeResponse,
+    pb::ClaimDrawResponse,
+    pb::DeleteGameResponse,
+    pb::GetGameResponse,
+    pb::ImportGameResponse,
+    pb::ListGamesResponse,
+    pb::NewGameResponse,
+    pb::OfferDrawResponse,
+    pb::PerftResponse,
+    pb::PlayResponse,
+    pb::ResignResponse,
+    pb::RespondToDrawResponse,
+    pb::UndoResponse,
+    pb::WinnabilityResponse,
+    super::wire::EncodedLegalMoves,
+);
+
+impl Weigh for super::watch::WatchStream {
+    fn encoded_bytes(&self) -> usize {
+        0
     }
 }
 

@@ -44,13 +44,30 @@ impl ChessService {
             page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
         let after = resume_after(&req.page_token, filter)
             .map_err(|why| ServiceError::InvalidPageToken { why })?;
-        let mut page = self
-            .registry
-            .list_games(filter, after.as_deref(), limit, |e, now| {
-                views::game(e, now, View::Basic)
-            })
-            .await?;
-        let resume_after = fit_page(&mut page.games, MAX_PAGE_BYTES).or(page.resume_after);
+        // The registry is asked in chunks, so that a page that ends early at its byte
+        // bound has not read (and held) more games than it answers. No more chunks than
+        // one page's worth: a store that covers fewer games than asked (it bounds its
+        // work per call) makes a short page, with a token, as before.
+        let mut page = PageFiller::new(limit, MAX_PAGE_BYTES);
+        let mut cursor = after;
+        let mut chunks_left = limit.div_ceil(LIST_CHUNK);
+        let resume_after = loop {
+            chunks_left -= 1;
+            let chunk = (limit - page.games.len()).min(LIST_CHUNK);
+            let listed = self
+                .registry
+                .list_games(filter, cursor.as_deref(), chunk, |e, now| {
+                    views::game(e, now, View::Basic)
+                })
+                .await?;
+            if let Some(full_after) = page.offer_all(listed.games) {
+                break Some(full_after);
+            }
+            match listed.resume_after {
+                Some(next) if page.games.len() < limit && chunks_left > 0 => cursor = Some(next),
+                other => break other,
+            }
+        };
         Ok(pb::ListGamesResponse {
             games: page.games,
             next_page_token: resume_after
@@ -91,22 +108,50 @@ pub const MAX_PAGE_SIZE: usize = 1000;
 /// be larger ends early, with a `next_page_token`.
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
-/// Drops the games after the first that would take the page past `max_bytes` encoded;
-/// the id of the last game kept when it did (the next page starts after it), else `None`.
-/// The first game always stays, so paging always makes progress.
-pub fn fit_page(games: &mut Vec<pb::Game>, max_bytes: usize) -> Option<String> {
-    let mut bytes = 0usize;
-    let fits = games
-        .iter()
-        .position(|g| {
+/// How many games the registry is asked for at a time while a page is filled.
+const LIST_CHUNK: usize = 64;
+
+/// A page of games being filled, up to a number of games and of bytes encoded.
+pub struct PageFiller {
+    /// The games kept so far, in order.
+    pub games: Vec<pb::Game>,
+    limit: usize,
+    max_bytes: usize,
+    bytes: usize,
+}
+
+impl PageFiller {
+    /// An empty page of at most `limit` games and `max_bytes` bytes.
+    pub fn new(limit: usize, max_bytes: usize) -> PageFiller {
+        PageFiller {
+            games: Vec::new(),
+            limit,
+            max_bytes,
+            bytes: 0,
+        }
+    }
+
+    /// Adds `games` in order until the page is full. `Some(last id kept)` when a game
+    /// did not fit in the bytes (the next page starts after the last one kept); `None`
+    /// when every game was kept. The first game always stays, however large, so paging
+    /// always makes progress.
+    pub fn offer_all(&mut self, games: Vec<pb::Game>) -> Option<String> {
+        for game in games {
             // A repeated message field's entry: its tag, its length, then the message.
-            bytes += prost::encoding::message::encoded_len(1, g);
-            bytes > max_bytes
-        })
-        .map(|first_over| first_over.max(1));
-    let kept = fits.filter(|&n| n < games.len())?;
-    games.truncate(kept);
-    games.last().map(|g| g.game_id.clone())
+            let bytes = prost::encoding::message::encoded_len(1, &game);
+            let last = self.games.last();
+            if last.is_some() && self.bytes + bytes > self.max_bytes {
+                return last.map(|g| g.game_id.clone());
+            }
+            debug_assert!(
+                self.games.len() < self.limit,
+                "asked for more than the page"
+            );
+            self.bytes += bytes;
+            self.games.push(game);
+        }
+        None
+    }
 }
 
 /// The format byte of page tokens this build makes.
@@ -265,31 +310,39 @@ mod tests {
     #[test]
     fn a_page_ends_early_when_its_games_pass_the_byte_bound() {
         use prost::Message as _;
-        let mut games: Vec<_> = (0..10).map(|i| game_of(&format!("g{i}"), 1000)).collect();
+        let games: Vec<_> = (0..10).map(|i| game_of(&format!("g{i}"), 1000)).collect();
         let whole = pb::ListGamesResponse {
             games: games.clone(),
             next_page_token: String::new(),
         }
         .encoded_len();
         // Everything fits: nothing dropped, the registry's resume point stands.
-        assert_eq!(fit_page(&mut games, whole), None);
-        assert_eq!(games.len(), 10);
-        // One byte less: the last game goes, and the next page starts after g8.
-        assert_eq!(fit_page(&mut games, whole - 1), Some("g8".to_string()));
-        assert_eq!(games.len(), 9);
+        let mut page = PageFiller::new(10, whole);
+        assert_eq!(page.offer_all(games.clone()), None);
+        assert_eq!(page.games.len(), 10);
+        // One byte less: the last game stays out, and the next page starts after g8,
+        // also when the games come in chunks.
+        let mut page = PageFiller::new(10, whole - 1);
+        assert_eq!(page.offer_all(games[..4].to_vec()), None);
+        assert_eq!(page.offer_all(games[4..].to_vec()), Some("g8".to_string()));
+        assert_eq!(page.games.len(), 9);
         let kept = pb::ListGamesResponse {
-            games: games.clone(),
+            games: page.games.clone(),
             next_page_token: String::new(),
         }
         .encoded_len();
         assert!(kept < whole, "{kept}");
         // A bound below one game keeps that game: paging always moves on.
-        assert_eq!(fit_page(&mut games, 10), Some("g0".to_string()));
-        assert_eq!(games.len(), 1);
-        let mut one = vec![game_of("only", 5000)];
-        assert_eq!(fit_page(&mut one, 10), None, "the last game of the page");
-        let mut none: Vec<pb::Game> = Vec::new();
-        assert_eq!(fit_page(&mut none, 10), None);
+        let mut page = PageFiller::new(10, 10);
+        assert_eq!(page.offer_all(games.clone()), Some("g0".to_string()));
+        assert_eq!(page.games.len(), 1);
+        let mut one = PageFiller::new(10, 10);
+        assert_eq!(
+            one.offer_all(vec![game_of("only", 5000)]),
+            None,
+            "the last game"
+        );
+        assert_eq!(PageFiller::new(10, 10).offer_all(Vec::new()), None);
     }
 
     #[test]

@@ -442,6 +442,15 @@ pub enum ServiceError {
         /// The server's limit of calls in flight.
         limit: usize,
     },
+    /// The answer is large and the server already holds `--max-unsent-answer-mib` of
+    /// large answers that callers have not read yet: the call was shed.
+    #[error(
+        "the server is overloaded: it holds {limit_mib} MiB of large answers not yet read by their callers, the most it keeps (--max-unsent-answer-mib); retry with backoff (or ask for a smaller page) or on another instance"
+    )]
+    UnsentAnswersFull {
+        /// The budget, in MiB.
+        limit_mib: usize,
+    },
     /// A perft ran longer than the server allows (`--perft-max-seconds`), whatever the
     /// caller's deadline.
     #[error(
@@ -627,7 +636,9 @@ impl ServiceError {
             ShuttingDown | StoreUnavailable(_) | StoreStopped(_) => Code::Unavailable,
             TokenMissing | TokenUnknown => Code::Unauthenticated,
             RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
-            RateLimited(_) | Overloaded { .. } => Code::ResourceExhausted,
+            RateLimited(_) | Overloaded { .. } | UnsentAnswersFull { .. } => {
+                Code::ResourceExhausted
+            }
             MalformedRequest { .. } => Code::InvalidArgument,
             CompressionNotAccepted { .. } => Code::Unimplemented,
             CompressedWithoutEncoding => Code::Internal,
@@ -696,7 +707,7 @@ impl ServiceError {
             TokenUnknown => R::TokenUnknown,
             RoleForbids { .. } | EndingIsFinal { .. } => R::RoleForbids,
             RateLimited(_) => R::RateLimited,
-            Overloaded { .. } => R::Overloaded,
+            Overloaded { .. } | UnsentAnswersFull { .. } => R::Overloaded,
             MalformedRequest { .. } => R::MalformedRequest,
             CompressionNotAccepted { .. } | CompressedWithoutEncoding => R::UnsupportedCompression,
         }
@@ -825,6 +836,7 @@ impl ServiceError {
             TooManyPerfts { max } => put("max_concurrent_perfts", max.to_string()),
             TooManyPerftsForCaller { max } => put("max_perfts_per_caller", max.to_string()),
             Overloaded { limit } => put("max_in_flight", limit.to_string()),
+            UnsentAnswersFull { limit_mib } => put("max_unsent_answer_mib", limit_mib.to_string()),
             PerftTimeLimit { seconds } => put("perft_max_seconds", seconds.to_string()),
             DataLoss(StoreError::DataLoss { id, .. }) => put("game_id", id.clone()),
             RoleForbids { role, needed, .. } => {

@@ -239,6 +239,8 @@ pub struct Sources {
     pub fen_cache: Arc<FenCache>,
     /// Calls in flight across the server (the load-shedding count).
     pub calls_in_flight: Box<dyn Fn() -> usize + Send + Sync>,
+    /// Bytes of large answers built and not yet sent (the budget's use).
+    pub unsent_answer_bytes: Box<dyn Fn() -> usize + Send + Sync>,
     /// Client connections open now.
     pub connections_open: Arc<AtomicUsize>,
     /// The store's backend (`chess_build_info{store}`): `sled`, `postgres`, `memory`.
@@ -676,6 +678,12 @@ impl Collector for StateCollector {
                 "chess_calls_in_flight",
                 "Calls being handled now or answered and not yet sent (what --max-in-flight bounds).",
                 (s.calls_in_flight)() as i64,
+            )?;
+            gauge(
+                e,
+                "chess_unsent_answer_bytes",
+                "Bytes of large answers built and not yet sent to their callers (what --max-unsent-answer-mib bounds).",
+                (s.unsent_answer_bytes)() as i64,
             )?;
             gauge(
                 e,

@@ -14,6 +14,7 @@
 //!   pre-encoded LegalMoves answer, and the answers cached per game state;
 //! - [`error`]: every error a caller can meet and its gRPC status;
 //! - [`shed`]: the server-wide limit of calls in flight (load shedding);
+//! - [`answer_budget`]: the server-wide bound on bytes of large answers not yet sent;
 //! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process);
 //! - [`proto_enums`]: the values of a `chess.v1` enum, from the descriptor set;
 //! - [`log_text`]: client-supplied text made safe for a log line;
@@ -23,6 +24,7 @@
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
 //! statuses here, through one `From` each.
 
+pub mod answer_budget;
 pub mod auth;
 mod call;
 mod catalog;
@@ -76,6 +78,7 @@ pub struct ChessService {
     perft_slots: Arc<Semaphore>,
     perft_callers: Arc<perft::PerftCallers>,
     in_flight: Arc<AtomicUsize>,
+    answers: Arc<answer_budget::AnswerBudget>,
 }
 
 impl ChessService {
@@ -99,7 +102,15 @@ impl ChessService {
             perft_slots: Arc::new(Semaphore::new(perft.max_concurrent)),
             perft_callers: Arc::default(),
             in_flight: Arc::new(AtomicUsize::new(0)),
+            answers: answer_budget::AnswerBudget::new(answer_budget::DEFAULT_MIB),
         })
+    }
+
+    /// The service with `answers` as its budget of unsent answer bytes (else one of
+    /// [`answer_budget::DEFAULT_MIB`]).
+    pub fn with_answer_budget(mut self, answers: Arc<answer_budget::AnswerBudget>) -> Self {
+        self.answers = answers;
+        self
     }
 
     /// Calls of this service running now: shutdown waits for them to reach zero.
@@ -205,6 +216,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
             "",
             None,
             parent,
+            None,
             self.perft(req, deadline, counted),
         )
         .await
@@ -270,8 +282,10 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, tonic::Status> {
-        self.serve("ListGames", request, |r| self.list_games(r))
-            .await
+        self.serve_large("ListGames", request, catalog::MAX_PAGE_BYTES, |r| {
+            self.list_games(r)
+        })
+        .await
     }
 
     async fn delete_game(
@@ -298,6 +312,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
             &game_id,
             None,
             parent,
+            None,
             self.winnability(req, deadline),
         )
         .await

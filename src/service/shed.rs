@@ -14,7 +14,8 @@
 //! counts, and a caller that stops reading cannot pile up more than `--max-in-flight`
 //! answers (issue 30). A WatchGame stream counts while it is set up, not while it streams
 //! (streams are bounded by the connections and `--max-concurrent-streams`). Health checks
-//! are never shed: a probe must see a busy server as alive.
+//! are never shed: a probe must see a busy server as alive. A large answer's bytes in the
+//! budget of unsent answers ([`super::answer_budget`]) ride with the slot.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +25,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::service::ServiceError;
+use crate::service::answer_budget::{HeldAnswer, Reservation};
 
 /// The health service's path prefix: never shed.
 const HEALTH_PREFIX: &str = "/grpc.health.v1.Health/";
@@ -187,7 +189,7 @@ where
                     let status = tonic::Status::from(ServiceError::Overloaded { limit });
                     let answer = status
                         .into_http()
-                        .map(|inner| SlotBody { inner, slot: None });
+                        .map(|inner| SlotBody::new(inner, None, None));
                     return Box::pin(std::future::ready(Ok(answer)));
                 }
             }
@@ -198,30 +200,42 @@ where
         let mut ready = std::mem::replace(&mut self.inner, clone);
         let answer = ready.call(request);
         Box::pin(async move {
-            let response = answer.await?;
+            let mut response = answer.await?;
             // A unary answer keeps its slot until it is sent; a stream gives it back now.
             let slot = if streaming { None } else { slot };
-            Ok(response.map(|inner| SlotBody { inner, slot }))
+            // So does a large answer its bytes in the budget of unsent answers.
+            let held = response
+                .extensions_mut()
+                .remove::<HeldAnswer>()
+                .and_then(|held| held.take());
+            Ok(response.map(|inner| SlotBody::new(inner, slot, held)))
         })
     }
 }
 
 pin_project_lite::pin_project! {
-    /// An answer's body that holds its call's slot until the status trailers pass (or
-    /// the body ends or is dropped): until then the answer is not sent.
+    /// An answer's body that holds its call's slot, and a large answer's bytes in the
+    /// budget of unsent answers, until the status trailers pass (or the body ends or is
+    /// dropped): until then the answer is not sent. (HTTP/2 takes a body's next frame
+    /// only when the stream's window has room, so the trailers pass only once the data
+    /// before them, taken whole into the connection's buffer, has mostly left.)
     pub struct SlotBody<B> {
         #[pin]
         inner: B,
         slot: Option<Slot>,
+        held: Option<Reservation>,
+    }
+}
+
+impl<B> SlotBody<B> {
+    fn new(inner: B, slot: Option<Slot>, held: Option<Reservation>) -> SlotBody<B> {
+        SlotBody { inner, slot, held }
     }
 }
 
 impl<B: Default> Default for SlotBody<B> {
     fn default() -> Self {
-        SlotBody {
-            inner: B::default(),
-            slot: None,
-        }
+        SlotBody::new(B::default(), None, None)
     }
 }
 
@@ -235,10 +249,14 @@ impl<B: http_body::Body> http_body::Body for SlotBody<B> {
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
         let polled = this.inner.poll_frame(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) if frame.is_trailers() => *this.slot = None,
-            Poll::Ready(None | Some(Err(_))) => *this.slot = None,
-            _ => {}
+        let done = match &polled {
+            Poll::Ready(Some(Ok(frame))) => frame.is_trailers(),
+            Poll::Ready(None | Some(Err(_))) => true,
+            Poll::Pending => false,
+        };
+        if done {
+            *this.slot = None;
+            *this.held = None;
         }
         polled
     }
