@@ -156,13 +156,14 @@ fn code_name(code: tonic::Code) -> &'static str {
 }
 
 impl ChessService {
-    /// Runs `handler` on the request as one call ([`Self::call`]) under the deadline the
-    /// caller sent, its span naming the request's game.
+    /// Runs `handler` on the request and its caller as one call ([`Self::call`]) under
+    /// the deadline the caller sent, its span naming the request's game by its key (a
+    /// tenant's game shows its tenant in the log, never in the answer).
     pub(super) async fn serve<Req, T, Fut>(
         &self,
         method: &'static str,
         request: Request<Req>,
-        handler: impl FnOnce(Req) -> Fut,
+        handler: impl FnOnce(Req, Caller) -> Fut,
     ) -> Result<Response<T>, tonic::Status>
     where
         Req: AboutGame,
@@ -172,8 +173,9 @@ impl ChessService {
         let caller = caller_of(&request);
         let parent = super::trace_context::parent_of(&request);
         let req = request.into_inner();
-        let id = req.game_id().to_owned();
-        self.call(method, &caller, &id, deadline, parent, handler(req))
+        let id = logged_key(&caller, req.game_id());
+        let work = handler(req, caller.clone());
+        self.call(method, &caller, &id, deadline, parent, work)
             .await
     }
 
@@ -220,6 +222,14 @@ pub(super) fn caller_of<T>(request: &Request<T>) -> Caller {
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(Caller::unidentified)
+}
+
+/// What a call's span names its game by: the key of the caller's game ("" for none).
+pub(super) fn logged_key(caller: &Caller, id: &str) -> String {
+    if id.is_empty() {
+        return String::new();
+    }
+    super::game_key::GameKey::new(caller.tenant.as_ref(), id).encode()
 }
 
 /// The game a request is about, for its call's span ("" when it names none).

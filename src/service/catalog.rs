@@ -2,19 +2,25 @@
 //! DeleteGame (AIP-135), and the PGN tags NewGame takes.
 //!
 //! Page tokens are opaque to callers: base64url (no padding) of a format byte, the status
-//! filter they were made for and the last game id the page covered. A token is only good
-//! with the filter it was made for (AIP-158: the other request fields must match), so a
-//! token from another filter, or anything that is not one of ours, is INVALID_ARGUMENT.
-//! Tokens do not expire: the next page starts after that id, whatever was created or
-//! deleted meanwhile.
+//! filter they were made for and the key of the last game the page covered (the plain
+//! id for the default tenant, as before tenants existed). A token is only good with the
+//! filter and the tenant it was made for (AIP-158: the other request fields must match),
+//! so a token from another filter or another tenant's listing, or anything that is not
+//! one of ours, is INVALID_ARGUMENT. Tokens do not expire: the next page starts after
+//! that key, whatever was created or deleted meanwhile.
+//!
+//! A listing covers one tenant's keys (see [`super::game_key`]), the caller's, except for
+//! an admin of no tenant, who lists every tenant's or the one its request names.
 
 use std::collections::HashMap;
 
 use crate::lifecycle::Tags;
 use crate::pb;
 use crate::registry::RegistryError;
+use crate::service::auth::{Caller, Tenant};
 use crate::store::StatusFilter;
 
+use super::game_key::{GameKey, ListScope};
 use super::validate::validate_game_id;
 use super::views::{self, View};
 use super::{ChessService, ServiceError};
@@ -34,19 +40,24 @@ fn filter_from_pb(value: i32) -> Result<StatusFilter, ServiceError> {
 }
 
 impl ChessService {
-    /// ListGames: one page of games in the BASIC view (AIP-158).
+    /// ListGames: one page of games in the BASIC view (AIP-158), of the scope the caller
+    /// may list ([`list_scope`]).
     pub(super) async fn list_games(
         &self,
         req: pb::ListGamesRequest,
+        caller: Caller,
     ) -> Result<pb::ListGamesResponse, ServiceError> {
         let filter = filter_from_pb(req.status_filter)?;
         let limit =
             page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
-        let after = resume_after(&req.page_token, filter)
+        let Some(scope) = list_scope(&caller, &req.tenant)? else {
+            return Ok(pb::ListGamesResponse::default());
+        };
+        let after = resume_after(&req.page_token, filter, &scope)
             .map_err(|why| ServiceError::InvalidPageToken { why })?;
         let mut page = self
             .registry
-            .list_games(filter, after.as_deref(), limit, |e, now| {
+            .list_games(&scope.range(), filter, after.as_deref(), limit, |e, now| {
                 views::game(e, now, View::Basic)
             })
             .await?;
@@ -63,13 +74,11 @@ impl ChessService {
     pub(super) async fn delete_game(
         &self,
         req: pb::DeleteGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::DeleteGameResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
-        match self
-            .registry
-            .delete_game(&req.game_id, req.expected_version)
-            .await
-        {
+        let key = GameKey::key_of(tenant.as_ref(), &req.game_id);
+        match self.registry.delete_game(&key, req.expected_version).await {
             Ok(_) => Ok(pb::DeleteGameResponse {}),
             Err(RegistryError::NotFound { .. }) if req.allow_missing => {
                 Ok(pb::DeleteGameResponse {})
@@ -77,6 +86,28 @@ impl ChessService {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// The games `caller` lists when its ListGames names `tenant`: its own tenant's (`tenant`
+/// empty or its own), or, for an admin of no tenant, every tenant's (`tenant` empty) or
+/// the named one's (`None`, nothing to list, when `tenant` is no valid tenant name). Any
+/// other tenant is refused.
+fn list_scope(caller: &Caller, tenant: &str) -> Result<Option<ListScope>, ServiceError> {
+    if caller.is_unscoped_admin() {
+        return Ok(match tenant {
+            "" => Some(ListScope::Every),
+            name => Tenant::parse(name).ok().map(|t| ListScope::Tenant(Some(t))),
+        });
+    }
+    let own = caller.tenant.as_ref().map_or("", Tenant::as_str);
+    if tenant.is_empty() || tenant == own {
+        return Ok(Some(ListScope::Tenant(caller.tenant.clone())));
+    }
+    Err(ServiceError::TenantForbidden {
+        caller: caller.name.to_string(),
+        role: caller.role,
+        tenant: tenant.to_string(),
+    })
 }
 
 /// The page size when the request names none (`page_size` 0).
@@ -92,7 +123,8 @@ pub const MAX_PAGE_SIZE: usize = 1000;
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Drops the games after the first that would take the page past `max_bytes` encoded;
-/// the id of the last game kept when it did (the next page starts after it), else `None`.
+/// the key of the last game kept when it did (the next page starts after it), else
+/// `None`.
 /// The first game always stays, so paging always makes progress.
 pub fn fit_page(games: &mut Vec<pb::Game>, max_bytes: usize) -> Option<String> {
     let mut bytes = 0usize;
@@ -106,7 +138,9 @@ pub fn fit_page(games: &mut Vec<pb::Game>, max_bytes: usize) -> Option<String> {
         .map(|first_over| first_over.max(1));
     let kept = fits.filter(|&n| n < games.len())?;
     games.truncate(kept);
-    games.last().map(|g| g.game_id.clone())
+    games
+        .last()
+        .map(|g| GameKey::key_of_shown(&g.tenant, &g.game_id))
 }
 
 /// The format byte of page tokens this build makes.
@@ -132,7 +166,8 @@ pub fn page_size(requested: i32) -> Result<usize, String> {
     }
 }
 
-/// The token of the page that starts after game `last_id`, listing `filter`.
+/// The token of the page that starts after the game of key `last_id`, listing
+/// `filter`.
 pub fn page_token(filter: StatusFilter, last_id: &str) -> String {
     let mut bytes = Vec::with_capacity(2 + last_id.len());
     bytes.push(TOKEN_FORMAT);
@@ -141,9 +176,13 @@ pub fn page_token(filter: StatusFilter, last_id: &str) -> String {
     super::convert::base64url(&bytes)
 }
 
-/// The game id a page token resumes after, if it is a token of ours for `filter`; else
-/// why not. An empty token is the first page (`None`).
-pub fn resume_after(token: &str, filter: StatusFilter) -> Result<Option<String>, String> {
+/// The key a page token resumes after, if it is a token of ours for `filter` and
+/// `scope`; else why not. An empty token is the first page (`None`).
+pub fn resume_after(
+    token: &str,
+    filter: StatusFilter,
+    scope: &ListScope,
+) -> Result<Option<String>, String> {
     if token.is_empty() {
         return Ok(None);
     }
@@ -164,7 +203,13 @@ pub fn resume_after(token: &str, filter: StatusFilter) -> Result<Option<String>,
         );
     }
     let id = std::str::from_utf8(id).map_err(|_| not_ours())?;
-    validate_game_id(id).map_err(|_| not_ours())?;
+    GameKey::parse(id).ok_or_else(not_ours)?;
+    if !scope.holds(id) {
+        return Err(
+            "it was made for another tenant's listing; a page token is good only with the request it came from"
+                .into(),
+        );
+    }
     Ok(Some(id.to_string()))
 }
 
@@ -206,6 +251,7 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_for_their_filter_only() {
+        let default = ListScope::Tenant(None);
         for filter in [
             StatusFilter::All,
             StatusFilter::InProgress,
@@ -214,21 +260,25 @@ mod tests {
             for id in ["g", "ab", "abc", "game-0001_x.~", &"z".repeat(64)] {
                 let token = page_token(filter, id);
                 assert!(!token.contains(id), "opaque: {token}");
-                assert_eq!(resume_after(&token, filter), Ok(Some(id.to_string())));
+                assert_eq!(
+                    resume_after(&token, filter, &default),
+                    Ok(Some(id.to_string()))
+                );
                 let other = if filter == StatusFilter::All {
                     StatusFilter::Ended
                 } else {
                     StatusFilter::All
                 };
-                let e = resume_after(&token, other).expect_err("another filter");
+                let e = resume_after(&token, other, &default).expect_err("another filter");
                 assert!(e.contains("another status_filter"), "{e}");
             }
         }
-        assert_eq!(resume_after("", StatusFilter::All), Ok(None));
+        assert_eq!(resume_after("", StatusFilter::All, &default), Ok(None));
     }
 
     #[test]
     fn garbage_is_not_a_token() {
+        let default = ListScope::Tenant(None);
         let all = StatusFilter::All;
         let good = page_token(all, "game-1");
         let mut bad: Vec<String> = vec![
@@ -249,9 +299,32 @@ mod tests {
             bad.push(String::from_utf8(respelled).unwrap());
         }
         for token in bad {
-            let e = resume_after(&token, all).expect_err(&token);
+            let e = resume_after(&token, all, &default).expect_err(&token);
             assert!(e.contains("not a page token"), "{token}: {e}");
         }
+    }
+
+    #[test]
+    fn tokens_are_good_only_in_their_tenants_listing() {
+        let tenant = |name: &str| Some(Tenant::parse(name).expect("a tenant name"));
+        let (a, b) = (
+            ListScope::Tenant(tenant("a")),
+            ListScope::Tenant(tenant("b")),
+        );
+        let all = StatusFilter::All;
+        let token = page_token(all, "#a/g");
+        assert_eq!(resume_after(&token, all, &a), Ok(Some("#a/g".into())));
+        assert_eq!(
+            resume_after(&token, all, &ListScope::Every),
+            Ok(Some("#a/g".into()))
+        );
+        for other in [b, ListScope::Tenant(None)] {
+            let e = resume_after(&token, all, &other).expect_err("another tenant");
+            assert!(e.contains("another tenant"), "{e}");
+        }
+        let default_token = page_token(all, "g");
+        let e = resume_after(&default_token, all, &a).expect_err("another tenant");
+        assert!(e.contains("another tenant"), "{e}");
     }
 
     fn game_of(id: &str, tag_bytes: usize) -> pb::Game {
