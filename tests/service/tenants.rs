@@ -527,6 +527,85 @@ async fn the_same_game_id_in_two_tenants_is_two_games() {
     assert_eq!(get(&mut a, "g").await.expect("a's stays").moves, ["e2e4"]);
     assert!(get(&mut d, "g").await.is_ok(), "the default tenant's stays");
 
+    // A tenant's admin reopens its tenant's resigned game, which its player may not.
+    create(&mut a, "ended").await;
+    play(&mut a, "ended", "e2e4").await;
+    a.resign(pb::ResignRequest {
+        game_id: "ended".into(),
+        color: pb::Color::Black as i32,
+        ..Default::default()
+    })
+    .await
+    .expect("a resigns");
+    let undo = || pb::UndoRequest {
+        game_id: "ended".into(),
+        ..Default::default()
+    };
+    expect_error(a.undo(undo()).await, Code::PermissionDenied, "ROLE_FORBIDS");
+    expect_error(b_admin.undo(undo()).await, Code::NotFound, "GAME_NOT_FOUND");
+    let reopened = as_caller(&channel, "a-admin")
+        .undo(undo())
+        .await
+        .expect("a's admin reopens it")
+        .into_inner()
+        .game
+        .expect("a game");
+    assert_eq!(reopened.status, pb::GameStatus::InProgress as i32);
+
+    // The flag timer ends a tenant's timed game, with no call.
+    a.new_game(pb::NewGameRequest {
+        game_id: "timed".into(),
+        time_control: Some(pb::TimeControl {
+            initial_ms: 200,
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .expect("a timed game");
+    let mut flagged = false;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let mut ended = a
+            .list_games(pb::ListGamesRequest {
+                status_filter: pb::StatusFilter::Ended as i32,
+                ..Default::default()
+            })
+            .await
+            .expect("a lists")
+            .into_inner()
+            .games
+            .into_iter()
+            .filter(|g| g.game_id == "timed");
+        if let Some(g) = ended.next() {
+            assert_eq!(g.status, pb::GameStatus::OutOfTime as i32);
+            flagged = true;
+            break;
+        }
+    }
+    assert!(flagged, "the flag fell in tenant a");
+
+    // The calls that name no game serve every tenant.
+    let mut b_read = as_caller(&channel, "b-read");
+    let perft = b_read
+        .perft(pb::PerftRequest {
+            depth: 2,
+            ..Default::default()
+        })
+        .await
+        .expect("perft")
+        .into_inner();
+    assert_eq!(perft.nodes, 400);
+    b_read
+        .legal_moves(pb::LegalMovesRequest {
+            position: Some(pb::legal_moves_request::Position::Fen(
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into(),
+            )),
+            ..Default::default()
+        })
+        .await
+        .expect("legal moves by FEN");
+
     // No metric names a tenant.
     let metrics = crate::common::metrics::scrape(&server.metrics_addr()).await;
     assert!(!metrics.contains("tenant"), "a metric names a tenant");
