@@ -124,8 +124,7 @@ pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Drops the games after the first that would take the page past `max_bytes` encoded;
 /// the key of the last game kept when it did (the next page starts after it), else
-/// `None`.
-/// The first game always stays, so paging always makes progress.
+/// `None`. The first game always stays, so paging always makes progress.
 pub fn fit_page(games: &mut Vec<pb::Game>, max_bytes: usize) -> Option<String> {
     let mut bytes = 0usize;
     let fits = games
