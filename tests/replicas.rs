@@ -17,7 +17,7 @@
 //! (`replicas/failover.rs`).
 //!
 //! And the gRPC suites of the `service` and `durability` crates again (calls, catalog, import,
-//! lifecycle, watch, durability), on PostgreSQL: every server they start without a `--database-url`
+//! lifecycle, tenants, watch, durability), on PostgreSQL: every server they start without a `--database-url`
 //! of its own keeps its games in a database of a cluster this process shares.
 //!
 //! Without PostgreSQL these tests say so loudly and pass as skipped, unless
@@ -52,6 +52,8 @@ mod import;
 mod lifecycle;
 #[path = "durability/server_durability.rs"]
 mod server_durability;
+#[path = "service/tenants.rs"]
+mod tenants;
 #[path = "service/watch.rs"]
 mod watch;
 

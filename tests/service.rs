@@ -1,10 +1,11 @@
 //! The gRPC service end to end, against the real `chess-server` binary: every call and
-//! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens,
-//! roles, TLS, quotas, clean logs), what a platform needs (opening names, clock start,
-//! AddTime), the limits that keep a game from being jammed, and operations (connections,
-//! load shedding, perft's time limit, metrics, traces), the documentation's error and
-//! configuration tables against the code, and what monitoring relies on (counters from 0,
-//! game counts, the dashboard and alerts of deploy/monitoring/).
+//! error, the game lifecycle (endings, offers, clocks), WatchGame, security (tokens, roles,
+//! TLS, quotas, clean logs), tenants (another tenant's game answers as a missing one), what
+//! a platform needs (opening names, clock start, AddTime), the limits that keep a game from
+//! being jammed, and operations (connections, load shedding, perft's time limit, metrics,
+//! traces), the documentation's error and configuration tables against the code, and what
+//! monitoring relies on (counters from 0, game counts, the dashboard and alerts of
+//! deploy/monitoring/).
 
 mod common;
 
@@ -37,5 +38,7 @@ mod operations;
 mod platform;
 #[path = "service/security.rs"]
 mod security;
+#[path = "service/tenants.rs"]
+mod tenants;
 #[path = "service/watch.rs"]
 mod watch;

@@ -25,7 +25,7 @@ use super::cache::CellState;
 use super::entry::GameEntry;
 use super::error::RegistryError;
 use super::{Registry, loaded};
-use crate::store::{ListedGame, StatusFilter, StoreError};
+use crate::store::{KeyRange, ListedGame, StatusFilter, StoreError};
 
 /// One page of [`Registry::list_games`].
 #[derive(Debug)]
@@ -39,11 +39,12 @@ pub struct GamePage<R> {
 }
 
 impl Registry {
-    /// Lists at most `limit` games of `filter` whose ids come after `after`, in game-id
-    /// byte order, each as `view` makes it of the game's fresh state (see the module
-    /// docs).
+    /// Lists at most `limit` games of `filter` whose ids lie in `range` and come after
+    /// `after`, in game-id byte order, each as `view` makes it of the game's fresh state
+    /// (see the module docs).
     pub async fn list_games<R, F>(
         self: &Arc<Self>,
+        range: &KeyRange,
         filter: StatusFilter,
         after: Option<&str>,
         limit: usize,
@@ -56,7 +57,7 @@ impl Registry {
         self.check_fault()?;
         let page = self
             .store
-            .list(filter, after, limit)
+            .list(range, filter, after, limit)
             .await
             .map_err(RegistryError::Store)?;
         let mut games = Vec::with_capacity(page.games.len());

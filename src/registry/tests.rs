@@ -6,7 +6,7 @@ use super::*;
 use crate::lifecycle::{Refusal, Start};
 use crate::rules::{Position, Variant};
 use crate::store::{
-    ListPage, LoadedGame, MemoryStore, Stamp, StatusFilter, StoreChange, StoreFuture,
+    KeyRange, ListPage, LoadedGame, MemoryStore, Stamp, StatusFilter, StoreChange, StoreFuture,
 };
 
 /// The catalog calls of a test store, passed to the store it wraps.
@@ -14,11 +14,12 @@ macro_rules! delegate_catalog {
     ($inner:tt) => {
         fn list<'a>(
             &'a self,
+            range: &'a KeyRange,
             filter: StatusFilter,
             after: Option<&'a str>,
             limit: usize,
         ) -> StoreFuture<'a, ListPage> {
-            self.$inner.list(filter, after, limit)
+            self.$inner.list(range, filter, after, limit)
         }
         fn delete<'a>(
             &'a self,
@@ -490,11 +491,12 @@ impl SharedStore {
 impl GameStore for SharedStore {
     fn list<'a>(
         &'a self,
+        range: &'a KeyRange,
         filter: StatusFilter,
         after: Option<&'a str>,
         limit: usize,
     ) -> StoreFuture<'a, ListPage> {
-        self.inner.list(filter, after, limit)
+        self.inner.list(range, filter, after, limit)
     }
     fn delete<'a>(&'a self, id: &'a str, expected: Option<u64>) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
@@ -675,7 +677,9 @@ async fn list_ids(
     let mut after: Option<String> = None;
     loop {
         let page = registry
-            .list_games(filter, after.as_deref(), limit, |e, _| e.meta().id.clone())
+            .list_games(&KeyRange::all(), filter, after.as_deref(), limit, |e, _| {
+                e.meta().id.clone()
+            })
             .await
             .expect("lists");
         pages.push(page.games);
@@ -709,7 +713,9 @@ async fn listing_pages_through_games_in_id_order_by_status() {
     assert_eq!(pages, [vec!["a", "b", "c10", "é"]]);
     // Resuming after an id that is not a game starts at the next one.
     let page = registry
-        .list_games(StatusFilter::All, Some("c"), 2, |e, _| e.meta().id.clone())
+        .list_games(&KeyRange::all(), StatusFilter::All, Some("c"), 2, |e, _| {
+            e.meta().id.clone()
+        })
         .await
         .unwrap();
     assert_eq!(page.games, ["c10", "c2"]);
@@ -728,7 +734,7 @@ async fn a_listing_reuses_cached_games_and_loads_the_others() {
     play(&other, "g2", "d2d4").await.unwrap();
     let loads = store.loads.load(Ordering::SeqCst);
     let page = registry
-        .list_games(StatusFilter::All, None, 10, |e, _| {
+        .list_games(&KeyRange::all(), StatusFilter::All, None, 10, |e, _| {
             (e.meta().id.clone(), e.lifecycle().version(), e.game().ply())
         })
         .await
@@ -750,7 +756,9 @@ async fn a_replica_lists_the_stored_version_not_its_stale_copy() {
     play(&a, "g", "e2e4").await.unwrap();
     // b holds version 0, unannounced; the listing says version 1 is stored.
     let page = b
-        .list_games(StatusFilter::All, None, 10, |e, _| e.lifecycle().version())
+        .list_games(&KeyRange::all(), StatusFilter::All, None, 10, |e, _| {
+            e.lifecycle().version()
+        })
         .await
         .unwrap();
     assert_eq!(page.games, [1]);

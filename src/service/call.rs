@@ -157,26 +157,21 @@ fn code_name(code: tonic::Code) -> &'static str {
 }
 
 impl ChessService {
-    /// Runs `handler` on the request as one call ([`Self::call`]) under the deadline the
-    /// caller sent, its span naming the request's game.
+    /// Runs `handler` on the request and its caller as one call ([`Self::call`]) under
+    /// the deadline the caller sent, its span naming the request's game by its key (a
+    /// tenant's game shows its tenant in the log, never in the answer).
     pub(super) async fn serve<Req, T, Fut>(
         &self,
         method: &'static str,
         request: Request<Req>,
-        handler: impl FnOnce(Req) -> Fut,
+        handler: impl FnOnce(Req, Caller) -> Fut,
     ) -> Result<Response<T>, tonic::Status>
     where
         Req: AboutGame,
         T: Weigh,
         Fut: Future<Output = Result<T, ServiceError>>,
     {
-        let deadline = deadline_of(&request);
-        let caller = caller_of(&request);
-        let parent = super::trace_context::parent_of(&request);
-        let req = request.into_inner();
-        let id = req.game_id().to_owned();
-        self.call(method, &caller, &id, deadline, parent, None, handler(req))
-            .await
+        self.serve_large(method, request, 0, handler).await
     }
 
     /// [`Self::serve`] for a call whose answer can be large (ListGames): `ahead` bytes are
@@ -188,7 +183,7 @@ impl ChessService {
         method: &'static str,
         request: Request<Req>,
         ahead: usize,
-        handler: impl FnOnce(Req) -> Fut,
+        handler: impl FnOnce(Req, Caller) -> Fut,
     ) -> Result<Response<T>, tonic::Status>
     where
         Req: AboutGame,
@@ -199,7 +194,7 @@ impl ChessService {
         let caller = caller_of(&request);
         let parent = super::trace_context::parent_of(&request);
         let req = request.into_inner();
-        let id = req.game_id().to_owned();
+        let id = logged_key(&caller, req.game_id());
         let Some(reserved) = self.answers.reserve(ahead) else {
             let full = self.answers_full();
             let work = async { Err::<T, _>(full) };
@@ -207,16 +202,9 @@ impl ChessService {
                 .call(method, &caller, &id, deadline, parent, None, work)
                 .await;
         };
-        self.call(
-            method,
-            &caller,
-            &id,
-            deadline,
-            parent,
-            Some(reserved),
-            handler(req),
-        )
-        .await
+        let work = handler(req, caller.clone());
+        self.call(method, &caller, &id, deadline, parent, Some(reserved), work)
+            .await
     }
 
     fn answers_full(&self) -> ServiceError {
@@ -324,6 +312,14 @@ pub(super) fn caller_of<T>(request: &Request<T>) -> Caller {
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(Caller::unidentified)
+}
+
+/// What a call's span names its game by: the key of the caller's game ("" for none).
+pub(super) fn logged_key(caller: &Caller, id: &str) -> String {
+    if id.is_empty() {
+        return String::new();
+    }
+    super::game_key::GameKey::new(caller.tenant.as_ref(), id).encode()
 }
 
 /// The game a request is about, for its call's span ("" when it names none).

@@ -2,19 +2,25 @@
 //! DeleteGame (AIP-135), and the PGN tags NewGame takes.
 //!
 //! Page tokens are opaque to callers: base64url (no padding) of a format byte, the status
-//! filter they were made for and the last game id the page covered. A token is only good
-//! with the filter it was made for (AIP-158: the other request fields must match), so a
-//! token from another filter, or anything that is not one of ours, is INVALID_ARGUMENT.
-//! Tokens do not expire: the next page starts after that id, whatever was created or
-//! deleted meanwhile.
+//! filter they were made for and the key of the last game the page covered (the plain
+//! id for the default tenant, as before tenants existed). A token is only good with the
+//! filter and the tenant it was made for (AIP-158: the other request fields must match),
+//! so a token from another filter or another tenant's listing, or anything that is not
+//! one of ours, is INVALID_ARGUMENT. Tokens do not expire: the next page starts after
+//! that key, whatever was created or deleted meanwhile.
+//!
+//! A listing covers one tenant's keys (see [`super::game_key`]), the caller's, except for
+//! an admin of no tenant, who lists every tenant's or the one its request names.
 
 use std::collections::HashMap;
 
 use crate::lifecycle::Tags;
 use crate::pb;
 use crate::registry::RegistryError;
+use crate::service::auth::{Caller, Tenant};
 use crate::store::StatusFilter;
 
+use super::game_key::{GameKey, ListScope};
 use super::validate::validate_game_id;
 use super::views::{self, View};
 use super::{ChessService, ServiceError};
@@ -34,20 +40,26 @@ fn filter_from_pb(value: i32) -> Result<StatusFilter, ServiceError> {
 }
 
 impl ChessService {
-    /// ListGames: one page of games in the BASIC view (AIP-158).
+    /// ListGames: one page of games in the BASIC view (AIP-158), of the scope the caller
+    /// may list ([`list_scope`]).
     pub(super) async fn list_games(
         &self,
         req: pb::ListGamesRequest,
+        caller: Caller,
     ) -> Result<pb::ListGamesResponse, ServiceError> {
         let filter = filter_from_pb(req.status_filter)?;
         let limit =
             page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
-        let after = resume_after(&req.page_token, filter)
+        let Some(scope) = list_scope(&caller, &req.tenant)? else {
+            return Ok(pb::ListGamesResponse::default());
+        };
+        let after = resume_after(&req.page_token, filter, &scope)
             .map_err(|why| ServiceError::InvalidPageToken { why })?;
         // The registry is asked in chunks, so that a page that ends early at its byte
         // bound has not read (and held) more games than it answers. No more chunks than
         // one page's worth: a store that covers fewer games than asked (it bounds its
         // work per call) makes a short page, with a token, as before.
+        let range = scope.range();
         let mut page = PageFiller::new(limit, MAX_PAGE_BYTES);
         let mut cursor = after;
         let mut chunks_left = limit.div_ceil(LIST_CHUNK);
@@ -56,7 +68,7 @@ impl ChessService {
             let chunk = (limit - page.games.len()).min(LIST_CHUNK);
             let listed = self
                 .registry
-                .list_games(filter, cursor.as_deref(), chunk, |e, now| {
+                .list_games(&range, filter, cursor.as_deref(), chunk, |e, now| {
                     views::game(e, now, View::Basic)
                 })
                 .await?;
@@ -80,13 +92,11 @@ impl ChessService {
     pub(super) async fn delete_game(
         &self,
         req: pb::DeleteGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::DeleteGameResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
-        match self
-            .registry
-            .delete_game(&req.game_id, req.expected_version)
-            .await
-        {
+        let key = GameKey::key_of(tenant.as_ref(), &req.game_id);
+        match self.registry.delete_game(&key, req.expected_version).await {
             Ok(_) => Ok(pb::DeleteGameResponse {}),
             Err(RegistryError::NotFound { .. }) if req.allow_missing => {
                 Ok(pb::DeleteGameResponse {})
@@ -94,6 +104,28 @@ impl ChessService {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// The games `caller` lists when its ListGames names `tenant`: its own tenant's (`tenant`
+/// empty or its own), or, for an admin of no tenant, every tenant's (`tenant` empty) or
+/// the named one's (`None`, nothing to list, when `tenant` is no valid tenant name). Any
+/// other tenant is refused.
+fn list_scope(caller: &Caller, tenant: &str) -> Result<Option<ListScope>, ServiceError> {
+    if caller.is_unscoped_admin() {
+        return Ok(match tenant {
+            "" => Some(ListScope::Every),
+            name => Tenant::parse(name).ok().map(|t| ListScope::Tenant(Some(t))),
+        });
+    }
+    let own = caller.tenant.as_ref().map_or("", Tenant::as_str);
+    if tenant.is_empty() || tenant == own {
+        return Ok(Some(ListScope::Tenant(caller.tenant.clone())));
+    }
+    Err(ServiceError::TenantForbidden {
+        caller: caller.name.to_string(),
+        role: caller.role,
+        tenant: tenant.to_string(),
+    })
 }
 
 /// The page size when the request names none (`page_size` 0).
@@ -131,8 +163,8 @@ impl PageFiller {
         }
     }
 
-    /// Adds `games` in order until the page is full. `Some(last id kept)` when a game
-    /// did not fit in the bytes (the next page starts after the last one kept); `None`
+    /// Adds `games` in order until the page is full. `Some(key of the last game kept)`
+    /// when a game did not fit in the bytes (the next page starts after it); `None`
     /// when every game was kept. The first game always stays, however large, so paging
     /// always makes progress.
     pub fn offer_all(&mut self, games: Vec<pb::Game>) -> Option<String> {
@@ -141,7 +173,7 @@ impl PageFiller {
             let bytes = prost::encoding::message::encoded_len(1, &game);
             let last = self.games.last();
             if last.is_some() && self.bytes + bytes > self.max_bytes {
-                return last.map(|g| g.game_id.clone());
+                return last.map(|g| GameKey::key_of_shown(&g.tenant, &g.game_id));
             }
             debug_assert!(
                 self.games.len() < self.limit,
@@ -177,7 +209,8 @@ pub fn page_size(requested: i32) -> Result<usize, String> {
     }
 }
 
-/// The token of the page that starts after game `last_id`, listing `filter`.
+/// The token of the page that starts after the game of key `last_id`, listing
+/// `filter`.
 pub fn page_token(filter: StatusFilter, last_id: &str) -> String {
     let mut bytes = Vec::with_capacity(2 + last_id.len());
     bytes.push(TOKEN_FORMAT);
@@ -186,9 +219,13 @@ pub fn page_token(filter: StatusFilter, last_id: &str) -> String {
     super::convert::base64url(&bytes)
 }
 
-/// The game id a page token resumes after, if it is a token of ours for `filter`; else
-/// why not. An empty token is the first page (`None`).
-pub fn resume_after(token: &str, filter: StatusFilter) -> Result<Option<String>, String> {
+/// The key a page token resumes after, if it is a token of ours for `filter` and
+/// `scope`; else why not. An empty token is the first page (`None`).
+pub fn resume_after(
+    token: &str,
+    filter: StatusFilter,
+    scope: &ListScope,
+) -> Result<Option<String>, String> {
     if token.is_empty() {
         return Ok(None);
     }
@@ -209,7 +246,13 @@ pub fn resume_after(token: &str, filter: StatusFilter) -> Result<Option<String>,
         );
     }
     let id = std::str::from_utf8(id).map_err(|_| not_ours())?;
-    validate_game_id(id).map_err(|_| not_ours())?;
+    GameKey::parse(id).ok_or_else(not_ours)?;
+    if !scope.holds(id) {
+        return Err(
+            "it was made for another tenant's listing; a page token is good only with the request it came from"
+                .into(),
+        );
+    }
     Ok(Some(id.to_string()))
 }
 
@@ -251,6 +294,7 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_for_their_filter_only() {
+        let default = ListScope::Tenant(None);
         for filter in [
             StatusFilter::All,
             StatusFilter::InProgress,
@@ -259,21 +303,25 @@ mod tests {
             for id in ["g", "ab", "abc", "game-0001_x.~", &"z".repeat(64)] {
                 let token = page_token(filter, id);
                 assert!(!token.contains(id), "opaque: {token}");
-                assert_eq!(resume_after(&token, filter), Ok(Some(id.to_string())));
+                assert_eq!(
+                    resume_after(&token, filter, &default),
+                    Ok(Some(id.to_string()))
+                );
                 let other = if filter == StatusFilter::All {
                     StatusFilter::Ended
                 } else {
                     StatusFilter::All
                 };
-                let e = resume_after(&token, other).expect_err("another filter");
+                let e = resume_after(&token, other, &default).expect_err("another filter");
                 assert!(e.contains("another status_filter"), "{e}");
             }
         }
-        assert_eq!(resume_after("", StatusFilter::All), Ok(None));
+        assert_eq!(resume_after("", StatusFilter::All, &default), Ok(None));
     }
 
     #[test]
     fn garbage_is_not_a_token() {
+        let default = ListScope::Tenant(None);
         let all = StatusFilter::All;
         let good = page_token(all, "game-1");
         let mut bad: Vec<String> = vec![
@@ -294,9 +342,32 @@ mod tests {
             bad.push(String::from_utf8(respelled).unwrap());
         }
         for token in bad {
-            let e = resume_after(&token, all).expect_err(&token);
+            let e = resume_after(&token, all, &default).expect_err(&token);
             assert!(e.contains("not a page token"), "{token}: {e}");
         }
+    }
+
+    #[test]
+    fn tokens_are_good_only_in_their_tenants_listing() {
+        let tenant = |name: &str| Some(Tenant::parse(name).expect("a tenant name"));
+        let (a, b) = (
+            ListScope::Tenant(tenant("a")),
+            ListScope::Tenant(tenant("b")),
+        );
+        let all = StatusFilter::All;
+        let token = page_token(all, "#a/g");
+        assert_eq!(resume_after(&token, all, &a), Ok(Some("#a/g".into())));
+        assert_eq!(
+            resume_after(&token, all, &ListScope::Every),
+            Ok(Some("#a/g".into()))
+        );
+        for other in [b, ListScope::Tenant(None)] {
+            let e = resume_after(&token, all, &other).expect_err("another tenant");
+            assert!(e.contains("another tenant"), "{e}");
+        }
+        let default_token = page_token(all, "g");
+        let e = resume_after(&default_token, all, &a).expect_err("another tenant");
+        assert!(e.contains("another tenant"), "{e}");
     }
 
     fn game_of(id: &str, tag_bytes: usize) -> pb::Game {

@@ -11,6 +11,7 @@ use crate::registry::PlayedMove;
 #[cfg(test)]
 use crate::rules;
 use crate::rules::{Color, Game, Move, Position, Variant};
+use crate::service::game_key::GameKey;
 use crate::service::views::View;
 
 impl From<Variant> for pb::Variant {
@@ -222,7 +223,9 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String], view: View) -> pb:
     let status = m.status();
     let going = !status.is_over();
     pb::Game {
-        game_id: meta.id.clone(),
+        // The key holds the tenant: answers show the plain id and the tenant apart.
+        game_id: GameKey::plain_id(&meta.id).to_string(),
+        tenant: GameKey::tenant_of(&meta.id).to_string(),
         variant: pb::Variant::from(game.variant()) as i32,
         initial_fen: game.start().to_fen(),
         fen: pos.to_fen(),
@@ -308,7 +311,7 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
     };
     let pos = &r.position;
     pb::GameEvent {
-        game_id: meta.id.clone(),
+        game_id: GameKey::plain_id(&meta.id).to_string(),
         version: r.version,
         at_unix_ms: r.at_ms.unwrap_or(0),
         kind: Some(kind),

@@ -420,6 +420,19 @@ pub enum ServiceError {
         /// The method called.
         method: &'static str,
     },
+    /// A ListGames `tenant` naming a tenant the caller may not list: only an admin of no
+    /// tenant lists another tenant's games.
+    #[error(
+        "{caller} may list only its own tenant's games; listing tenant '{tenant}' needs an admin token of no tenant"
+    )]
+    TenantForbidden {
+        /// The caller's name.
+        caller: String,
+        /// The caller's role.
+        role: Role,
+        /// The tenant asked for.
+        tenant: String,
+    },
     /// Undo of an ending that is not on the board (resignation, agreed draw, timeout) by a
     /// caller below admin.
     #[error(
@@ -635,7 +648,9 @@ impl ServiceError {
             Store(_) | Internal(_) => Code::Internal,
             ShuttingDown | StoreUnavailable(_) | StoreStopped(_) => Code::Unavailable,
             TokenMissing | TokenUnknown => Code::Unauthenticated,
-            RoleForbids { .. } | EndingIsFinal { .. } => Code::PermissionDenied,
+            RoleForbids { .. } | EndingIsFinal { .. } | TenantForbidden { .. } => {
+                Code::PermissionDenied
+            }
             RateLimited(_) | Overloaded { .. } | UnsentAnswersFull { .. } => {
                 Code::ResourceExhausted
             }
@@ -705,7 +720,7 @@ impl ServiceError {
             Internal(_) => R::Internal,
             TokenMissing => R::TokenMissing,
             TokenUnknown => R::TokenUnknown,
-            RoleForbids { .. } | EndingIsFinal { .. } => R::RoleForbids,
+            RoleForbids { .. } | EndingIsFinal { .. } | TenantForbidden { .. } => R::RoleForbids,
             RateLimited(_) => R::RateLimited,
             Overloaded { .. } | UnsentAnswersFull { .. } => R::Overloaded,
             MalformedRequest { .. } => R::MalformedRequest,
@@ -842,6 +857,11 @@ impl ServiceError {
             RoleForbids { role, needed, .. } => {
                 put("role", role.to_string());
                 put("needed", needed.to_string());
+            }
+            TenantForbidden { role, tenant, .. } => {
+                put("role", role.to_string());
+                put("needed", Role::Admin.to_string());
+                put("tenant", tenant.clone());
             }
             EndingIsFinal { id, status, role } => {
                 put("role", role.to_string());

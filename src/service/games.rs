@@ -6,9 +6,10 @@ use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::registry::GameEntry;
 use crate::rules::Color;
-use crate::service::auth::Role;
+use crate::service::auth::{Caller, Role, Tenant};
 
 use super::convert::{self, ply_u32};
+use super::game_key::GameKey;
 use super::start::RequestedStart;
 use super::validate::{
     color_from_pb, parse_fen, required_color, time_to_add, validate_game_id, validate_move_text,
@@ -87,7 +88,7 @@ fn check_version<R>(
 /// The error for a NewGame on an id that holds a game with another start.
 pub(super) fn already_exists(existing: &GameEntry) -> ServiceError {
     ServiceError::GameAlreadyExists {
-        id: existing.meta().id.clone(),
+        id: GameKey::plain_id(&existing.meta().id).to_string(),
         existing: convert::describe_start(existing.meta(), existing.lifecycle()),
     }
 }
@@ -95,6 +96,7 @@ pub(super) fn already_exists(existing: &GameEntry) -> ServiceError {
 /// The fields every side action's request has.
 struct SideAction {
     game_id: String,
+    tenant: Option<Tenant>,
     color: i32,
     expected_version: Option<u64>,
     view: i32,
@@ -104,6 +106,7 @@ impl ChessService {
     pub(super) async fn new_game(
         &self,
         req: pb::NewGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::NewGameResponse, ServiceError> {
         let requested = RequestedStart::of(&req)?;
         let view = view_from_pb(req.view)?;
@@ -115,7 +118,7 @@ impl ChessService {
         let game = requested.game(created_unix_ms)?;
         if !req.game_id.is_empty() {
             let meta = GameMeta {
-                id: req.game_id,
+                id: GameKey::key_of(tenant.as_ref(), &req.game_id),
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
@@ -126,7 +129,7 @@ impl ChessService {
                     Err(already_exists(e))
                 } else if tags_named && e.meta().tags != tags {
                     Err(ServiceError::GameAlreadyExistsWithOtherTags {
-                        id: e.meta().id.clone(),
+                        id: GameKey::plain_id(&e.meta().id).to_string(),
                     })
                 } else {
                     Ok(())
@@ -138,7 +141,7 @@ impl ChessService {
         // A server-made id: 128 random bits; a collision is retried, not reported.
         for _ in 0..3 {
             let meta = GameMeta {
-                id: new_game_id()?,
+                id: GameKey::key_of(tenant.as_ref(), &new_game_id()?),
                 variant: requested.variant,
                 start: requested.start.clone(),
                 created_unix_ms,
@@ -163,12 +166,16 @@ impl ChessService {
     pub(super) async fn get_game(
         &self,
         req: pb::GetGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::GetGameResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         let view = view_from_pb(req.view)?;
         let game = self
             .registry
-            .read(&req.game_id, move |e, now| views::game(e, now, view))
+            .read(
+                &GameKey::key_of(tenant.as_ref(), &req.game_id),
+                move |e, now| views::game(e, now, view),
+            )
             .await?;
         Ok(pb::GetGameResponse { game: Some(game) })
     }
@@ -176,6 +183,7 @@ impl ChessService {
     pub(super) async fn play(
         &self,
         req: pb::PlayRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::PlayResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         validate_move_text(&req.r#move)?;
@@ -185,8 +193,9 @@ impl ChessService {
         let text = req.r#move;
         let expected = req.expected_ply;
         let expected_version = req.expected_version;
+        let key = GameKey::key_of(tenant.as_ref(), &req.game_id);
         self.registry
-            .update(req.game_id, move |e, now| {
+            .update(key, move |e, now| {
                 let replay = |past: &mut Match, at| {
                     let before = *past.game().position();
                     past.play(at, color, &text).map(|m| (before, m))
@@ -238,16 +247,18 @@ impl ChessService {
     pub(super) async fn undo(
         &self,
         req: pb::UndoRequest,
-        role: Role,
+        caller: Caller,
     ) -> Result<pb::UndoResponse, ServiceError> {
+        let role = caller.role;
         validate_game_id(&req.game_id)?;
         let color = color_from_pb(req.color, "color")?;
         let view = view_from_pb(req.view)?;
         let id = req.game_id.clone();
         let expected = req.expected_ply;
         let expected_version = req.expected_version;
+        let key = GameKey::key_of(caller.tenant.as_ref(), &req.game_id);
         self.registry
-            .update(req.game_id, move |e, now| {
+            .update(key, move |e, now| {
                 let replay = |past: &mut Match, at| past.undo(at, color);
                 if let Expected::Retried((before, m)) =
                     check_version(e, &id, expected_version, now, replay)?
@@ -293,6 +304,7 @@ impl ChessService {
     {
         let SideAction {
             game_id,
+            tenant,
             color,
             expected_version,
             view,
@@ -302,7 +314,7 @@ impl ChessService {
         let view = view_from_pb(view)?;
         let id = game_id.clone();
         self.registry
-            .update(game_id, move |e, now| {
+            .update(GameKey::key_of(tenant.as_ref(), &game_id), move |e, now| {
                 let again = |past: &mut Match, at| replay(past, at, color);
                 if let Expected::Current = check_version(e, &id, expected_version, now, again)? {
                     act(e, now, color).map_err(|r| ServiceError::from_refusal(&id, r, ""))?;
@@ -315,10 +327,12 @@ impl ChessService {
     pub(super) async fn resign(
         &self,
         req: pb::ResignRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::ResignResponse, ServiceError> {
         let why = "name the side that resigns";
         let action = SideAction {
             game_id: req.game_id,
+            tenant,
             color: req.color,
             expected_version: req.expected_version,
             view: req.view,
@@ -337,10 +351,12 @@ impl ChessService {
     pub(super) async fn offer_draw(
         &self,
         req: pb::OfferDrawRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::OfferDrawResponse, ServiceError> {
         let why = "name the side that offers the draw";
         let action = SideAction {
             game_id: req.game_id,
+            tenant,
             color: req.color,
             expected_version: req.expected_version,
             view: req.view,
@@ -359,11 +375,13 @@ impl ChessService {
     pub(super) async fn respond_to_draw(
         &self,
         req: pb::RespondToDrawRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::RespondToDrawResponse, ServiceError> {
         let why = "name the side that answers the offer";
         let accept = req.accept;
         let action = SideAction {
             game_id: req.game_id,
+            tenant,
             color: req.color,
             expected_version: req.expected_version,
             view: req.view,
@@ -384,11 +402,13 @@ impl ChessService {
     pub(super) async fn add_time(
         &self,
         req: pb::AddTimeRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::AddTimeResponse, ServiceError> {
         let ms = time_to_add(req.ms)?;
         let why = "name the side whose clock gets the time";
         let action = SideAction {
             game_id: req.game_id,
+            tenant,
             color: req.color,
             expected_version: req.expected_version,
             view: req.view,
@@ -407,6 +427,7 @@ impl ChessService {
     pub(super) async fn claim_draw(
         &self,
         req: pb::ClaimDrawRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::ClaimDrawResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
         let color = required_color(req.color, "name the side that claims (the side to move)")?;
@@ -420,8 +441,9 @@ impl ChessService {
         let id = req.game_id.clone();
         let expected = req.expected_ply;
         let expected_version = req.expected_version;
+        let key = GameKey::key_of(tenant.as_ref(), &req.game_id);
         self.registry
-            .update(req.game_id, move |e, now| {
+            .update(key, move |e, now| {
                 let replay = |past: &mut Match, at| past.claim_draw(at, color, text.as_deref());
                 if let Expected::Retried(played) =
                     check_version(e, &id, expected_version, now, replay)?
@@ -445,13 +467,16 @@ impl ChessService {
     pub(super) async fn legal_moves(
         &self,
         req: pb::LegalMovesRequest,
+        tenant: Option<Tenant>,
     ) -> Result<EncodedLegalMoves, ServiceError> {
         match req.position {
             Some(RequestedPosition::GameId(id)) => {
                 validate_game_id(&id)?;
                 Ok(self
                     .registry
-                    .read(&id, |e, _| views::legal_moves(e))
+                    .read(&GameKey::key_of(tenant.as_ref(), &id), |e, _| {
+                        views::legal_moves(e)
+                    })
                     .await?)
             }
             Some(RequestedPosition::Fen(fen)) => {

@@ -10,6 +10,8 @@ use crate::lifecycle::GameMeta;
 use crate::lifecycle::import::{ImportError, Imported, import_pgn};
 use crate::pb;
 use crate::registry::GameEntry;
+use crate::service::auth::Tenant;
+use crate::service::game_key::GameKey;
 
 use super::games::{already_exists, new_game_id};
 use super::validate::{validate_game_id, view_from_pb};
@@ -58,6 +60,7 @@ impl ChessService {
     pub(super) async fn import_game(
         &self,
         req: pb::ImportGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<pb::ImportGameResponse, ServiceError> {
         if req.pgn.is_empty() {
             return Err(ServiceError::MissingField {
@@ -93,16 +96,16 @@ impl ChessService {
                 }
             })?;
         let created_unix_ms = self.registry.now_ms();
-        let meta = |id: String| GameMeta {
-            id,
+        // The key of the caller's game `id` (see `game_key`).
+        let meta = |id: &str| GameMeta {
+            id: GameKey::key_of(tenant.as_ref(), id),
             variant: imported.variant,
             start: imported.start.clone(),
             tags: imported.tags.clone(),
             created_unix_ms,
         };
         if req.validate_only {
-            let id = req.game_id.clone();
-            let mut entry = GameEntry::new(meta(id), imported.game);
+            let mut entry = GameEntry::new(meta(&req.game_id), imported.game);
             let game = answer(&mut entry, created_unix_ms);
             return Ok(pb::ImportGameResponse { game: Some(game) });
         }
@@ -117,7 +120,7 @@ impl ChessService {
             };
             let (game, _) = self
                 .registry
-                .create(meta(req.game_id), imported.game, existing, answer)
+                .create(meta(&req.game_id), imported.game, existing, answer)
                 .await?;
             return Ok(pb::ImportGameResponse { game: Some(game) });
         }
@@ -126,7 +129,7 @@ impl ChessService {
             let taken = |e: &GameEntry| Err(already_exists(e));
             match self
                 .registry
-                .create(meta(new_game_id()?), imported.game.clone(), taken, answer)
+                .create(meta(&new_game_id()?), imported.game.clone(), taken, answer)
                 .await
             {
                 Ok((game, _)) => return Ok(pb::ImportGameResponse { game: Some(game) }),

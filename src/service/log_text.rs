@@ -9,8 +9,10 @@
 
 use std::fmt;
 
-/// The usual bound for an identifier or a move in a log line, in characters.
-pub const MAX_LOGGED_ID: usize = 96;
+/// The usual bound for an identifier or a move in a log line, in characters: room for
+/// the longest key of a tenant's game (`#`, a 64-character tenant, `/`, a 64-character
+/// game id: 130), so a logged key is never cut.
+pub const MAX_LOGGED_ID: usize = 136;
 
 /// Client text for a log line: `format!("{}", Clean::new(text, max))`.
 #[derive(Clone, Copy, Debug)]

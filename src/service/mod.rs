@@ -3,6 +3,8 @@
 //!   the service;
 //! - [`call`]: the glue every call goes through (deadline, span, logging, code names);
 //! - [`validate`]: request fields read into domain types, or an error naming the field;
+//! - [`game_key`]: a tenant's game id as the registry's key, and a tenant's keys as a
+//!   listing's range;
 //! - [`start`]: NewGame's start resolution;
 //! - [`games`]: the calls on games (NewGame, GetGame, Play, Undo, the draws, LegalMoves);
 //! - [`import`]: ImportGame, PGN text into a stored game;
@@ -32,6 +34,7 @@ pub mod convert;
 pub mod cpu_pool;
 pub mod error;
 pub mod fen_cache;
+pub mod game_key;
 mod games;
 mod import;
 pub mod log_text;
@@ -68,6 +71,7 @@ pub use perft::PerftLimits;
 
 use crate::pb;
 use crate::registry::{Registry, RegistryError};
+use crate::store::StoreError;
 
 /// The service: a registry of games plus the stateless calls.
 pub struct ChessService {
@@ -131,26 +135,62 @@ impl ChessService {
     }
 }
 
+/// The game id of key `key` as answers show it (see [`game_key`]): an error about a
+/// tenant's game never names the tenant, so it reads exactly as one about a missing game.
+fn plain(id: String) -> String {
+    match game_key::GameKey::plain_id(&id) {
+        plain if plain.len() == id.len() => id,
+        plain => plain.to_string(),
+    }
+}
+
+/// A store error with the game keys it names made plain game ids.
+fn plain_store_error(e: StoreError) -> StoreError {
+    match e {
+        StoreError::AlreadyExists { id } => StoreError::AlreadyExists { id: plain(id) },
+        StoreError::DataLoss { id, reason } => StoreError::DataLoss {
+            id: plain(id),
+            reason,
+        },
+        StoreError::Conflict { id, current } => StoreError::Conflict {
+            id: plain(id),
+            current,
+        },
+        StoreError::HistoryFull { id, len, limit } => StoreError::HistoryFull {
+            id: plain(id),
+            len,
+            limit,
+        },
+        other => other,
+    }
+}
+
 impl From<RegistryError> for ServiceError {
     fn from(e: RegistryError) -> ServiceError {
         match e {
-            RegistryError::NotFound { id } => ServiceError::GameNotFound { id },
-            RegistryError::Damaged(e) => ServiceError::DataLoss(e),
-            RegistryError::Store(e) => ServiceError::from_store(e),
-            RegistryError::Refused { id, refusal } => ServiceError::from_refusal(&id, refusal, ""),
-            RegistryError::ConcurrentChange { id } => ServiceError::ConcurrentChange { id },
+            RegistryError::NotFound { id } => ServiceError::GameNotFound { id: plain(id) },
+            RegistryError::Damaged(e) => ServiceError::DataLoss(plain_store_error(e)),
+            RegistryError::Store(e) => ServiceError::from_store(plain_store_error(e)),
+            RegistryError::Refused { id, refusal } => {
+                ServiceError::from_refusal(&plain(id), refusal, "")
+            }
+            RegistryError::ConcurrentChange { id } => {
+                ServiceError::ConcurrentChange { id: plain(id) }
+            }
             RegistryError::VersionMismatch {
                 id,
                 expected,
                 current,
             } => ServiceError::VersionMismatch {
-                id,
+                id: plain(id),
                 expected,
                 current,
             },
-            RegistryError::VersionAhead { id, from, current } => {
-                ServiceError::VersionAhead { id, from, current }
-            }
+            RegistryError::VersionAhead { id, from, current } => ServiceError::VersionAhead {
+                id: plain(id),
+                from,
+                current,
+            },
             RegistryError::ShuttingDown => ServiceError::ShuttingDown,
             RegistryError::Internal(why) => ServiceError::Internal(why),
         }
@@ -163,36 +203,38 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::NewGameRequest>,
     ) -> Result<Response<pb::NewGameResponse>, tonic::Status> {
-        self.serve("NewGame", request, |r| self.new_game(r)).await
+        self.serve("NewGame", request, |r, c| self.new_game(r, c.tenant))
+            .await
     }
 
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, tonic::Status> {
-        self.serve("GetGame", request, |r| self.get_game(r)).await
+        self.serve("GetGame", request, |r, c| self.get_game(r, c.tenant))
+            .await
     }
 
     async fn play(
         &self,
         request: Request<pb::PlayRequest>,
     ) -> Result<Response<pb::PlayResponse>, tonic::Status> {
-        self.serve("Play", request, |r| self.play(r)).await
+        self.serve("Play", request, |r, c| self.play(r, c.tenant))
+            .await
     }
 
     async fn undo(
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, tonic::Status> {
-        let role = call::caller_of(&request).role;
-        self.serve("Undo", request, |r| self.undo(r, role)).await
+        self.serve("Undo", request, |r, c| self.undo(r, c)).await
     }
 
     async fn legal_moves(
         &self,
         request: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<wire::EncodedLegalMoves>, tonic::Status> {
-        self.serve("LegalMoves", request, |r| self.legal_moves(r))
+        self.serve("LegalMoves", request, |r, c| self.legal_moves(r, c.tenant))
             .await
     }
 
@@ -226,14 +268,15 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, tonic::Status> {
-        self.serve("Resign", request, |r| self.resign(r)).await
+        self.serve("Resign", request, |r, c| self.resign(r, c.tenant))
+            .await
     }
 
     async fn offer_draw(
         &self,
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, tonic::Status> {
-        self.serve("OfferDraw", request, |r| self.offer_draw(r))
+        self.serve("OfferDraw", request, |r, c| self.offer_draw(r, c.tenant))
             .await
     }
 
@@ -241,15 +284,17 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::RespondToDrawRequest>,
     ) -> Result<Response<pb::RespondToDrawResponse>, tonic::Status> {
-        self.serve("RespondToDraw", request, |r| self.respond_to_draw(r))
-            .await
+        self.serve("RespondToDraw", request, |r, c| {
+            self.respond_to_draw(r, c.tenant)
+        })
+        .await
     }
 
     async fn claim_draw(
         &self,
         request: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, tonic::Status> {
-        self.serve("ClaimDraw", request, |r| self.claim_draw(r))
+        self.serve("ClaimDraw", request, |r, c| self.claim_draw(r, c.tenant))
             .await
     }
 
@@ -257,7 +302,8 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::AddTimeRequest>,
     ) -> Result<Response<pb::AddTimeResponse>, tonic::Status> {
-        self.serve("AddTime", request, |r| self.add_time(r)).await
+        self.serve("AddTime", request, |r, c| self.add_time(r, c.tenant))
+            .await
     }
 
     type WatchGameStream = watch::WatchStream;
@@ -266,7 +312,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, tonic::Status> {
-        self.serve("WatchGame", request, |r| self.watch_game(r))
+        self.serve("WatchGame", request, |r, c| self.watch_game(r, c.tenant))
             .await
     }
 
@@ -274,7 +320,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ImportGameRequest>,
     ) -> Result<Response<pb::ImportGameResponse>, tonic::Status> {
-        self.serve("ImportGame", request, |r| self.import_game(r))
+        self.serve("ImportGame", request, |r, c| self.import_game(r, c.tenant))
             .await
     }
 
@@ -282,8 +328,8 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, tonic::Status> {
-        self.serve_large("ListGames", request, catalog::MAX_PAGE_BYTES, |r| {
-            self.list_games(r)
+        self.serve_large("ListGames", request, catalog::MAX_PAGE_BYTES, |r, c| {
+            self.list_games(r, c)
         })
         .await
     }
@@ -292,7 +338,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         &self,
         request: Request<pb::DeleteGameRequest>,
     ) -> Result<Response<pb::DeleteGameResponse>, tonic::Status> {
-        self.serve("DeleteGame", request, |r| self.delete_game(r))
+        self.serve("DeleteGame", request, |r, c| self.delete_game(r, c.tenant))
             .await
     }
 
@@ -305,7 +351,8 @@ impl grpc::chess_service_server::ChessService for ChessService {
         let caller = call::caller_of(&request);
         let parent = trace_context::parent_of(&request);
         let req = request.into_inner();
-        let game_id = call::AboutGame::game_id(&req).to_string();
+        let game_id = call::logged_key(&caller, call::AboutGame::game_id(&req));
+        let tenant = caller.tenant.clone();
         self.call(
             "Winnability",
             &caller,
@@ -313,7 +360,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
             None,
             parent,
             None,
-            self.winnability(req, deadline),
+            self.winnability(req, deadline, tenant),
         )
         .await
     }

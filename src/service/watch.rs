@@ -7,6 +7,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use crate::pb;
 use crate::pb::watch_game_response::Message;
 use crate::registry::WatchItem;
+use crate::service::auth::Tenant;
+use crate::service::game_key::GameKey;
 
 use super::convert;
 use super::validate::validate_game_id;
@@ -27,14 +29,13 @@ impl ChessService {
     pub(super) async fn watch_game(
         &self,
         req: pb::WatchGameRequest,
+        tenant: Option<Tenant>,
     ) -> Result<WatchStream, ServiceError> {
         validate_game_id(&req.game_id)?;
-        let mut sub = self
-            .registry
-            .subscribe(&req.game_id, req.from_version)
-            .await?;
+        let key = GameKey::key_of(tenant.as_ref(), &req.game_id);
+        let mut sub = self.registry.subscribe(&key, req.from_version).await?;
         let (tx, rx) = tokio::sync::mpsc::channel(WATCH_STREAM_BUFFER);
-        let id = req.game_id;
+        let id = key;
         let meta = sub.meta().clone();
         let spectator = super::metrics::spectator();
         tokio::spawn(async move {

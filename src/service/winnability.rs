@@ -15,6 +15,8 @@ use crate::pb;
 use crate::pb::winnability_request::Position as RequestedPosition;
 use crate::rules::winnability::{Solver, Verdict};
 use crate::rules::{Color, Game, Position};
+use crate::service::auth::Tenant;
+use crate::service::game_key::GameKey;
 
 impl ChessService {
     /// Like Perft, Winnability handles its own deadline: at the deadline it raises the
@@ -24,11 +26,15 @@ impl ChessService {
         &self,
         req: pb::WinnabilityRequest,
         deadline: Option<Instant>,
+        tenant: Option<Tenant>,
     ) -> Result<pb::WinnabilityResponse, ServiceError> {
         let pos: Position = match req.position {
             Some(RequestedPosition::GameId(id)) => {
                 validate_game_id(&id)?;
-                self.registry.read(&id, |e, _| *e.game().position()).await?
+                let key = GameKey::key_of(tenant.as_ref(), &id);
+                self.registry
+                    .read(&key, |e, _| *e.game().position())
+                    .await?
             }
             Some(RequestedPosition::Fen(fen)) => {
                 let variant = variant_from_pb(req.variant, "variant")?;

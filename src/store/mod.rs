@@ -35,6 +35,7 @@ pub mod clock;
 pub mod codec;
 mod encoder_cache;
 pub mod group_commit;
+mod key_range;
 pub mod ledger;
 pub mod postgres;
 pub mod rollback;
@@ -46,6 +47,7 @@ pub mod verify;
 pub use crate::lifecycle::{GameMeta, Start};
 pub use clock::DbClock;
 pub use group_commit::GroupCommitStats;
+pub use key_range::KeyRange;
 pub use postgres::{PgConfig, PgStore, SessionLimits};
 pub use sled_store::{Durability, SledConfig, SledStore};
 pub use stamp::Stamp;
@@ -276,11 +278,13 @@ pub trait GameStore: Send + Sync + 'static {
     ) -> StoreFuture<'a, Option<u64>>;
     /// Reads and replays a game; Ok(None) if there is none.
     fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
-    /// Lists the games of `filter` whose ids come after `after` (all of them for `None`)
-    /// in game-id byte order, at most `limit` (see [`ListPage`]). A listing is no
-    /// snapshot: games created or deleted meanwhile may or may not appear on later pages.
+    /// Lists the games of `filter` whose ids lie in `range` and come after `after` (all
+    /// of them for `None`) in game-id byte order, at most `limit` (see [`ListPage`]). A
+    /// listing is no snapshot: games created or deleted meanwhile may or may not appear
+    /// on later pages.
     fn list<'a>(
         &'a self,
+        range: &'a KeyRange,
         filter: StatusFilter,
         after: Option<&'a str>,
         limit: usize,
@@ -422,15 +426,17 @@ impl MemoryStore {
 
     fn list_now(
         &self,
+        range: &KeyRange,
         filter: StatusFilter,
         after: Option<&str>,
         limit: usize,
     ) -> Result<ListPage, StoreError> {
-        use std::ops::Bound;
         let games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        if range.exhausted(after) {
+            return Ok(ListPage::default());
+        }
         let mut matching = games
-            .range::<str, _>((from, Bound::Unbounded))
+            .range::<str, _>((range.start(after), range.end()))
             .filter(|(_, g)| filter.admits(g.game.status().is_over()));
         let page: Vec<ListedGame> = matching
             .by_ref()
@@ -501,11 +507,14 @@ impl GameStore for MemoryStore {
 
     fn list<'a>(
         &'a self,
+        range: &'a KeyRange,
         filter: StatusFilter,
         after: Option<&'a str>,
         limit: usize,
     ) -> StoreFuture<'a, ListPage> {
-        Box::pin(std::future::ready(self.list_now(filter, after, limit)))
+        Box::pin(std::future::ready(
+            self.list_now(range, filter, after, limit),
+        ))
     }
 
     fn delete<'a>(

@@ -35,7 +35,7 @@ use super::group_commit::{GroupCommit, GroupCommitStats, SyncFn};
 use super::ledger::{self, Change, Commits};
 use super::rollback;
 use super::{
-    Durable, GameMeta, GameStore, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
+    Durable, GameMeta, GameStore, KeyRange, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
     StoreError, StoreFuture,
 };
 use sled::Transactional;
@@ -1038,15 +1038,18 @@ impl Shared {
     /// the `games` tree for all games (and, skipping the ended ones, for games going).
     fn list(
         &self,
+        range: &KeyRange,
         filter: StatusFilter,
         after: Option<&str>,
         limit: usize,
     ) -> Result<ListPage, StoreError> {
-        use std::ops::Bound;
         self.check_open()?;
+        if range.exhausted(after) {
+            return Ok(ListPage::default());
+        }
         let limit = limit.max(1);
-        let from = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.as_bytes().to_vec()));
-        let range = (from, Bound::Unbounded);
+        let bytes = |b: std::ops::Bound<&str>| b.map(|s| s.as_bytes().to_vec());
+        let range = (bytes(range.start(after)), bytes(range.end()));
         let err = |e: sled::Error| io_err(&self.path, "cannot list games", e);
         let keys: Box<dyn Iterator<Item = Result<sled::IVec, sled::Error>>> = match filter {
             StatusFilter::Ended => Box::new(self.ended.range(range).keys()),
@@ -1191,16 +1194,20 @@ impl GameStore for SledStore {
 
     fn list<'a>(
         &'a self,
+        range: &'a KeyRange,
         filter: StatusFilter,
         after: Option<&'a str>,
         limit: usize,
     ) -> StoreFuture<'a, ListPage> {
         let shared = Arc::clone(&self.shared);
         let after = after.map(str::to_string);
+        let range = range.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || shared.list(filter, after.as_deref(), limit))
-                .await
-                .map_err(|e| StoreError::Io(format!("a game listing task failed: {e}")))?
+            tokio::task::spawn_blocking(move || {
+                shared.list(&range, filter, after.as_deref(), limit)
+            })
+            .await
+            .map_err(|e| StoreError::Io(format!("a game listing task failed: {e}")))?
         })
     }
 

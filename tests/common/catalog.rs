@@ -1,11 +1,12 @@
 //! The catalog contract every `GameStore` keeps (listing and deleting), run against the
 //! sled store (`tests/store/sled.rs`) and the PostgreSQL store (`tests/replicas/store.rs`)
-//! alike: byte order of ids, paging without an empty last page, the status filter, tags
-//! kept, delete with and without a version, a missing game told from a deleted one.
+//! alike: byte order of ids, paging without an empty last page, the status filter, key
+//! ranges (a tenant's listing), tags kept, delete with and without a version, a missing
+//! game told from a deleted one.
 
 use chess_service::lifecycle::{GameMeta, Match, Start, Tags};
 use chess_service::rules::{Color, Position, Variant};
-use chess_service::store::{GameStore, ListPage, Stamp, StatusFilter, StoreError};
+use chess_service::store::{GameStore, KeyRange, ListPage, Stamp, StatusFilter, StoreError};
 
 fn meta(id: &str, tags: Tags) -> GameMeta {
     GameMeta {
@@ -23,6 +24,16 @@ pub async fn list_all(
     filter: StatusFilter,
     limit: usize,
 ) -> Vec<Vec<String>> {
+    list_range(store, &KeyRange::all(), filter, limit).await
+}
+
+/// Every page of a listing of the ids in `range`, as ids.
+pub async fn list_range(
+    store: &dyn GameStore,
+    range: &KeyRange,
+    filter: StatusFilter,
+    limit: usize,
+) -> Vec<Vec<String>> {
     let mut pages = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -30,7 +41,7 @@ pub async fn list_all(
             games,
             resume_after,
         } = store
-            .list(filter, after.as_deref(), limit)
+            .list(range, filter, after.as_deref(), limit)
             .await
             .expect("lists");
         pages.push(games.into_iter().map(|g| g.id).collect());
@@ -84,10 +95,45 @@ pub async fn check_catalog(store: &dyn GameStore) {
         [["B", "a", "a10", "b", "z"]]
     );
     // Versions as stored; resuming after an id that is no game.
-    let page = store.list(StatusFilter::All, Some("a0"), 2).await.unwrap();
+    let page = store
+        .list(&KeyRange::all(), StatusFilter::All, Some("a0"), 2)
+        .await
+        .unwrap();
     let listed: Vec<(String, u64)> = page.games.into_iter().map(|g| (g.id, g.version)).collect();
     assert_eq!(listed, [("a10".to_string(), 0), ("a9".to_string(), 2)]);
     assert_eq!(page.resume_after.as_deref(), Some("a9"));
+
+    // A key range: from (inclusive) to (exclusive), paged inside it, whatever the
+    // cursor; a cursor past its end lists nothing.
+    let range = |from: &str, to: &str| KeyRange {
+        from: Some(from.into()),
+        to: Some(to.into()),
+    };
+    assert_eq!(
+        list_range(store, &range("a", "b"), StatusFilter::All, 2).await,
+        [vec!["a", "a10"], vec!["a9"]]
+    );
+    assert_eq!(
+        list_range(store, &range("a1", "z"), StatusFilter::InProgress, 10).await,
+        [["a10", "b"]]
+    );
+    let from_b = KeyRange {
+        from: Some("b".into()),
+        to: None,
+    };
+    assert_eq!(
+        list_range(store, &from_b, StatusFilter::All, 10).await,
+        [["b", "z", "é"]]
+    );
+    for (after, want) in [("A", vec!["a", "a10"]), ("a0", vec!["a10"]), ("a9", vec![])] {
+        let page = store
+            .list(&range("a", "a9"), StatusFilter::All, Some(after), 10)
+            .await
+            .expect("lists");
+        let ids: Vec<String> = page.games.into_iter().map(|g| g.id).collect();
+        assert_eq!(ids, want, "after {after}");
+        assert_eq!(page.resume_after, None);
+    }
 
     // Tags come back with the game.
     let loaded = store.load("a9").await.unwrap().expect("stored");

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chess_service::lifecycle::{Match, Status, TimeControl};
 use chess_service::rules::{Position, Variant};
 use chess_service::store::{
-    GameMeta, PgConfig, PgStore, Stamp, Start, StatusFilter, StoreChange, StoreError,
+    GameMeta, KeyRange, PgConfig, PgStore, Stamp, Start, StatusFilter, StoreChange, StoreError,
 };
 
 use super::now_ms;
@@ -155,7 +155,10 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
     assert_eq!(fresh.version, stale.version, "the same version again");
     assert_ne!(fresh, stale, "but another stamp");
     assert_eq!(a.stored_stamp("g").await.expect("stamp"), Some(fresh));
-    let listed = a.list(StatusFilter::All, None, 10).await.expect("list");
+    let listed = a
+        .list(&KeyRange::all(), StatusFilter::All, None, 10)
+        .await
+        .expect("list");
     assert_eq!(
         listed.games.iter().map(|g| g.stamp()).collect::<Vec<_>>(),
         [fresh],

@@ -47,6 +47,7 @@ async fn list(
         page_size,
         page_token: page_token.into(),
         status_filter: filter as i32,
+        ..Default::default()
     })
     .await
     .map(tonic::Response::into_inner)
@@ -260,6 +261,7 @@ async fn list_games_pages_through_games_in_id_order_by_status() {
                 page_size: 2,
                 page_token: bad.into(),
                 status_filter: filter as i32,
+                ..Default::default()
             })
             .await,
             Code::InvalidArgument,

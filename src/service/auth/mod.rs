@@ -1,5 +1,5 @@
-//! Who is calling and what they may do: bearer tokens mapped to a caller's name and
-//! role (`--auth-tokens`), the role each RPC needs, per-caller quotas, and the tower
+//! Who is calling and what they may do: bearer tokens mapped to a caller's name, role
+//! and tenant (`--auth-tokens`), the role each RPC needs, per-caller quotas, and the tower
 //! layer that enforces all three before a call reaches the service.
 //!
 //! Why at the edge, as a layer: a refused call must cost nothing (no decoding, no game
@@ -9,6 +9,7 @@
 mod layer;
 pub mod methods;
 mod quota;
+mod tenant;
 mod tokens;
 
 use std::fmt;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 pub use layer::{AuthLayer, AuthService, Gate, reload_on_sighup};
 pub use quota::{Quotas, RateLimited};
+pub use tenant::{MAX_TENANT_LEN, Tenant, TenantError};
 pub use tokens::{TokenFileError, TokenTable};
 
 /// What a caller may do. Ordered: each role includes the ones below it.
@@ -69,6 +71,10 @@ pub struct Caller {
     /// Whether a token names the caller (else every caller of an open server shares the
     /// name `anonymous`, and per-caller bounds apply per connection instead).
     pub from_token: bool,
+    /// The tenant whose games the caller sees (the token line's fourth column); `None`:
+    /// the default tenant, and for an admin every tenant's listing (see
+    /// [`Caller::is_unscoped_admin`]).
+    pub tenant: Option<Tenant>,
 }
 
 impl Caller {
@@ -79,6 +85,7 @@ impl Caller {
             name: Arc::from("anonymous"),
             role: Role::Admin,
             from_token: false,
+            tenant: None,
         }
     }
 
@@ -89,6 +96,13 @@ impl Caller {
             name: Arc::from("unidentified"),
             role: Role::Read,
             from_token: false,
+            tenant: None,
         }
+    }
+
+    /// An admin of no tenant: lists every tenant's games (and may filter by one); its
+    /// other calls address the default tenant's games.
+    pub fn is_unscoped_admin(&self) -> bool {
+        self.role == Role::Admin && self.tenant.is_none()
     }
 }

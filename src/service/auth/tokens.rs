@@ -1,4 +1,5 @@
-//! The token file: one `NAME ROLE SHA256HEX` line per token, `#` starts a comment. The
+//! The token file: one `NAME ROLE SHA256HEX [TENANT]` line per token, `#` starts a
+//! comment. TENANT, when given, confines the token to that tenant's games. The
 //! file holds only the SHA-256 of each token, so reading it (a backup, a leaked
 //! ConfigMap) gives no token away; a presented token is hashed and compared to every
 //! entry in constant time.
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{Caller, Role};
+use super::{Caller, Role, Tenant};
 
 /// Longest NAME accepted: it is written into every call's log span.
 const MAX_NAME_LEN: usize = 64;
@@ -69,11 +70,15 @@ impl TokenTable {
                 continue;
             }
             let fields: Vec<&str> = content.split_whitespace().collect();
-            let [name, role, hex] = fields[..] else {
-                return Err(bad(format!(
-                    "expected 3 fields 'NAME ROLE SHA256HEX', found {}",
-                    fields.len()
-                )));
+            let (name, role, hex, tenant) = match fields[..] {
+                [name, role, hex] => (name, role, hex, None),
+                [name, role, hex, tenant] => (name, role, hex, Some(tenant)),
+                _ => {
+                    return Err(bad(format!(
+                        "expected 3 or 4 fields 'NAME ROLE SHA256HEX [TENANT]', found {}",
+                        fields.len()
+                    )));
+                }
             };
             if name.len() > MAX_NAME_LEN
                 || !name.chars().all(|c| {
@@ -89,6 +94,10 @@ impl TokenTable {
             let hash = parse_sha256_hex(hex).ok_or_else(|| {
                 bad("SHA256HEX must be 64 lower-case hex digits, the SHA-256 of the token (printf %s TOKEN | sha256sum); the file holds hashes, never tokens".to_string())
             })?;
+            let tenant = tenant
+                .map(Tenant::parse)
+                .transpose()
+                .map_err(|e| bad(format!("TENANT: {e}")))?;
             if let Some(other) = entries.iter().find(|e| e.hash == hash) {
                 return Err(bad(format!(
                     "the same token hash is already given for '{}'",
@@ -100,6 +109,7 @@ impl TokenTable {
                     name: Arc::from(name),
                     role,
                     from_token: true,
+                    tenant,
                 },
                 hash,
             });
@@ -175,6 +185,7 @@ mod tests {
         let m = table.lookup("m-token").expect("known token");
         assert_eq!((&*m.name, m.role), ("matchmaker", Role::Play));
         assert_eq!(table.lookup("o-token").map(|c| c.role), Some(Role::Admin));
+        assert_eq!(m.tenant, None, "no fourth column: the default tenant");
         assert_eq!(table.lookup("m-token "), None);
         assert_eq!(table.lookup(""), None);
     }
@@ -182,7 +193,13 @@ mod tests {
     #[test]
     fn refuses_bad_lines_with_their_number() {
         for (text, needle) in [
-            ("a play\n", "3 fields"),
+            ("a play\n", "3 or 4 fields"),
+            (&*format!("a read {READER_HASH} t extra"), "3 or 4 fields"),
+            (&*format!("a read {READER_HASH} t/x"), "TENANT"),
+            (
+                &*format!("a read {READER_HASH} {}", "t".repeat(65)),
+                "TENANT",
+            ),
             (&*format!("a owner {READER_HASH}"), "ROLE"),
             ("a read 1234\n", "SHA256HEX"),
             (
@@ -199,5 +216,23 @@ mod tests {
             assert!(e.contains(needle), "{text:?}: {e}");
             assert!(e.starts_with("token file line "), "{e}");
         }
+    }
+
+    #[test]
+    fn a_fourth_column_names_the_tenant() {
+        let text = format!(
+            "b-play play {} tenant-b # the second backend\nb-ops admin {} tenant-b\nops admin {}\n",
+            hash_of("b"),
+            hash_of("bo"),
+            hash_of("o")
+        );
+        let table = TokenTable::parse(&text).expect("a valid file");
+        let b = table.lookup("b").expect("known token");
+        assert_eq!(b.tenant.as_ref().map(Tenant::as_str), Some("tenant-b"));
+        assert!(!b.is_unscoped_admin());
+        let b_ops = table.lookup("bo").expect("known token");
+        assert_eq!((b_ops.role, b_ops.tenant.is_some()), (Role::Admin, true));
+        assert!(!b_ops.is_unscoped_admin(), "a tenant scopes admins too");
+        assert!(table.lookup("o").expect("known token").is_unscoped_admin());
     }
 }

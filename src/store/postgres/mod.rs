@@ -81,8 +81,8 @@ use super::clock::{self, DbClock};
 use super::codec;
 use super::encoder_cache::{self, CachedEncoder, EncoderCache};
 use super::{
-    GameMeta, GameStore, GameTally, ListPage, ListedGame, LoadedGame, Stamp, StatusFilter,
-    StoreChange, StoreError, StoreFuture,
+    GameMeta, GameStore, GameTally, KeyRange, ListPage, ListedGame, LoadedGame, Stamp,
+    StatusFilter, StoreChange, StoreError, StoreFuture,
 };
 
 /// The channel every committed change is announced on (payload `<id> <version>`).
@@ -461,13 +461,37 @@ const STAMP: &str = "SELECT version, token FROM chess_games WHERE id = $1";
 
 const LOAD: &str = "SELECT version, record, token FROM chess_games WHERE id = $1";
 
-/// `$1` the id to list after (`''` for the first page), `$2` how many rows.
-const LIST_ALL: &str = "SELECT id, version, token FROM chess_games
-    WHERE id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
-const LIST_IN_PROGRESS: &str = "SELECT id, version, token FROM chess_games
-    WHERE status = 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
-const LIST_ENDED: &str = "SELECT id, version, token FROM chess_games
-    WHERE status <> 'in_progress' AND id COLLATE \"C\" > $1 ORDER BY id COLLATE \"C\" LIMIT $2";
+/// A listing's query: `$1` the id to list after (`''` for the first page), `$2` how many
+/// rows, `$3` the start of the key range (`''` for none) and, when the range ends, `$4`
+/// its end. Every bound is on the "C"-collated id, so the index scan starts at the later
+/// start and stops at the end (one tenant's listing reads no other tenant's rows).
+macro_rules! list_sql {
+    ($status:literal, $end:literal) => {
+        concat!(
+            "SELECT id, version, token FROM chess_games WHERE ",
+            $status,
+            "id COLLATE \"C\" > $1 AND id COLLATE \"C\" >= $3",
+            $end,
+            " ORDER BY id COLLATE \"C\" LIMIT $2"
+        )
+    };
+}
+
+/// The listing's query for `filter`, with an end (`$4`) or without.
+fn list_sql(filter: StatusFilter, ends: bool) -> &'static str {
+    match (filter, ends) {
+        (StatusFilter::All, false) => list_sql!("", ""),
+        (StatusFilter::All, true) => list_sql!("", " AND id COLLATE \"C\" < $4"),
+        (StatusFilter::InProgress, false) => list_sql!("status = 'in_progress' AND ", ""),
+        (StatusFilter::InProgress, true) => {
+            list_sql!("status = 'in_progress' AND ", " AND id COLLATE \"C\" < $4")
+        }
+        (StatusFilter::Ended, false) => list_sql!("status <> 'in_progress' AND ", ""),
+        (StatusFilter::Ended, true) => {
+            list_sql!("status <> 'in_progress' AND ", " AND id COLLATE \"C\" < $4")
+        }
+    }
+}
 
 /// `$1` the id, `$2` the expected version or NULL.
 const DELETE: &str = "DELETE FROM chess_games
@@ -683,23 +707,29 @@ impl PgStore {
     /// query for `limit + 1` rows (the extra row says whether a next page exists).
     pub async fn list(
         &self,
+        range: &KeyRange,
         filter: StatusFilter,
         after: Option<&str>,
         limit: usize,
     ) -> Result<ListPage, StoreError> {
         let limit = limit.clamp(1, 100_000);
-        let sql = match filter {
-            StatusFilter::All => LIST_ALL,
-            StatusFilter::InProgress => LIST_IN_PROGRESS,
-            StatusFilter::Ended => LIST_ENDED,
-        };
+        let sql = list_sql(filter, range.to.is_some());
         let after = after.unwrap_or("");
+        let from = range.from.as_deref().unwrap_or("");
+        let to = range.to.as_deref();
         let rows_wanted = (limit + 1) as i64;
         let rows: Vec<(String, i64, i64)> = self
             .inner
             .run(|client| async move {
                 let stmt = client.prepare_cached(sql).await?;
-                let rows = client.query(&stmt, &[&after, &rows_wanted]).await?;
+                let rows = match to {
+                    Some(to) => {
+                        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+                            [&after, &rows_wanted, &from, &to];
+                        client.query(&stmt, &params).await?
+                    }
+                    None => client.query(&stmt, &[&after, &rows_wanted, &from]).await?,
+                };
                 Ok(rows
                     .iter()
                     .map(|r| (r.get(0), r.get(1), r.get(2)))
@@ -806,11 +836,12 @@ impl GameStore for PgStore {
 
     fn list<'a>(
         &'a self,
+        range: &'a KeyRange,
         filter: StatusFilter,
         after: Option<&'a str>,
         limit: usize,
     ) -> StoreFuture<'a, ListPage> {
-        Box::pin(PgStore::list(self, filter, after, limit))
+        Box::pin(PgStore::list(self, range, filter, after, limit))
     }
 
     fn delete<'a>(

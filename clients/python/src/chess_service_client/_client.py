@@ -380,12 +380,17 @@ class ChessClient:
         page_size: int = 0,
         page_token: str = "",
         status_filter: "pb.StatusFilter" = pb.STATUS_FILTER_UNSPECIFIED,
+        tenant: str = "",
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> pb.ListGamesResponse:
-        """ListGames: one page of games in game-id order (BASIC view)."""
+        """ListGames: one page of games in game-id order (BASIC view), of the caller's
+        tenant; an admin token of no tenant lists every tenant's, or `tenant`'s."""
         req = pb.ListGamesRequest(
-            page_size=page_size, page_token=page_token, status_filter=status_filter
+            page_size=page_size,
+            page_token=page_token,
+            status_filter=status_filter,
+            tenant=tenant,
         )
         return self.call(self.stub.ListGames, req, timeout=timeout, metadata=metadata)
 
@@ -394,6 +399,7 @@ class ChessClient:
         *,
         page_size: int = 0,
         status_filter: "pb.StatusFilter" = pb.STATUS_FILTER_UNSPECIFIED,
+        tenant: str = "",
         timeout: Optional[float] = None,
         metadata: Optional[Metadata] = None,
     ) -> Iterator[pb.Game]:
@@ -404,6 +410,7 @@ class ChessClient:
                 page_size=page_size,
                 page_token=token,
                 status_filter=status_filter,
+                tenant=tenant,
                 timeout=timeout,
                 metadata=metadata,
             )

@@ -123,7 +123,7 @@ class Clock(_message.Message):
     def __init__(self, time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., white_remaining_ms: _Optional[int] = ..., black_remaining_ms: _Optional[int] = ..., running: _Optional[_Union[Color, str]] = ..., as_of_unix_ms: _Optional[int] = ...) -> None: ...
 
 class Game(_message.Message):
-    __slots__ = ("game_id", "variant", "initial_fen", "fen", "moves", "san_moves", "ply", "side_to_move", "in_check", "status", "winner", "can_claim_threefold", "can_claim_fifty_moves", "pgn", "chess960_position", "clock", "draw_offered_by", "version", "opening", "tags")
+    __slots__ = ("game_id", "variant", "initial_fen", "fen", "moves", "san_moves", "ply", "side_to_move", "in_check", "status", "winner", "can_claim_threefold", "can_claim_fifty_moves", "pgn", "chess960_position", "clock", "draw_offered_by", "version", "opening", "tags", "tenant")
     class TagsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -151,6 +151,7 @@ class Game(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     OPENING_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     variant: Variant
     initial_fen: str
@@ -171,7 +172,8 @@ class Game(_message.Message):
     version: int
     opening: Opening
     tags: _containers.ScalarMap[str, str]
-    def __init__(self, game_id: _Optional[str] = ..., variant: _Optional[_Union[Variant, str]] = ..., initial_fen: _Optional[str] = ..., fen: _Optional[str] = ..., moves: _Optional[_Iterable[str]] = ..., san_moves: _Optional[_Iterable[str]] = ..., ply: _Optional[int] = ..., side_to_move: _Optional[_Union[Color, str]] = ..., in_check: bool = ..., status: _Optional[_Union[GameStatus, str]] = ..., winner: _Optional[_Union[Color, str]] = ..., can_claim_threefold: bool = ..., can_claim_fifty_moves: bool = ..., pgn: _Optional[str] = ..., chess960_position: _Optional[int] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., draw_offered_by: _Optional[_Union[Color, str]] = ..., version: _Optional[int] = ..., opening: _Optional[_Union[Opening, _Mapping]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, game_id: _Optional[str] = ..., variant: _Optional[_Union[Variant, str]] = ..., initial_fen: _Optional[str] = ..., fen: _Optional[str] = ..., moves: _Optional[_Iterable[str]] = ..., san_moves: _Optional[_Iterable[str]] = ..., ply: _Optional[int] = ..., side_to_move: _Optional[_Union[Color, str]] = ..., in_check: bool = ..., status: _Optional[_Union[GameStatus, str]] = ..., winner: _Optional[_Union[Color, str]] = ..., can_claim_threefold: bool = ..., can_claim_fifty_moves: bool = ..., pgn: _Optional[str] = ..., chess960_position: _Optional[int] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., draw_offered_by: _Optional[_Union[Color, str]] = ..., version: _Optional[int] = ..., opening: _Optional[_Union[Opening, _Mapping]] = ..., tags: _Optional[_Mapping[str, str]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class Opening(_message.Message):
     __slots__ = ("eco", "name", "ply")
@@ -629,14 +631,16 @@ class ImportGameResponse(_message.Message):
     def __init__(self, game: _Optional[_Union[Game, _Mapping]] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "status_filter")
+    __slots__ = ("page_size", "page_token", "status_filter", "tenant")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FILTER_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     status_filter: StatusFilter
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status_filter: _Optional[_Union[StatusFilter, str]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., status_filter: _Optional[_Union[StatusFilter, str]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games", "next_page_token")
