@@ -598,37 +598,8 @@ async fn answers_a_caller_never_reads_count_as_in_flight_until_sent() {
     let server = Server::start(&["--max-in-flight", "4"]);
     // A raw HTTP/2 connection that never opens its window: every answer's data waits in
     // the server, sent to no one.
-    let tcp = tokio::net::TcpStream::connect(&server.addr)
-        .await
-        .expect("connect");
-    let (mut send, connection) = h2::client::Builder::new()
-        .initial_window_size(0)
-        .handshake::<_, bytes::Bytes>(tcp)
-        .await
-        .expect("an HTTP/2 handshake");
-    let driver = tokio::spawn(connection);
-    let mut unread = Vec::new();
-    for _ in 0..4 {
-        send = send.ready().await.expect("a stream");
-        let request = http::Request::builder()
-            .method("POST")
-            .uri(format!("http://{}{}", server.addr, path("ListGames")))
-            .header("content-type", "application/grpc")
-            .header("te", "trailers")
-            .body(())
-            .expect("a request");
-        let (answer, mut stream) = send.send_request(request, false).expect("sent");
-        stream
-            .send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true)
-            .expect("an empty ListGamesRequest");
-        // The answer's head arrives (headers are not flow-controlled); its body cannot.
-        let head = tokio::time::timeout(WAIT, answer)
-            .await
-            .expect("the answer's head in time")
-            .expect("an answer");
-        assert_eq!(head.status(), 200);
-        unread.push((head, stream));
-    }
+    let mut unread = UnreadCalls::send(&server.addr, 0, 4, &[0, 0, 0, 0, 0]).await;
+    unread.wait_for_heads().await;
     // Four answers wait to be sent: the server is full, and says so at once.
     let mut client = server.client().await;
     let full = probe_call(&mut client).await;
@@ -636,8 +607,6 @@ async fn answers_a_caller_never_reads_count_as_in_flight_until_sent() {
     assert_eq!(reason(&full).as_deref(), Some("OVERLOADED"), "{full:?}");
     // The caller goes away: its answers are dropped, and the slots come back.
     drop(unread);
-    driver.abort();
-    drop(send);
     let deadline = Instant::now() + WAIT;
     loop {
         let status = probe_call(&mut client).await;
@@ -715,33 +684,9 @@ async fn unread_pages_attack(window: u32) {
     let before = resident_bytes(&server);
     let cpu_before = server.cpu_time();
 
-    let tcp = tokio::net::TcpStream::connect(&server.addr)
-        .await
-        .expect("connect");
-    let (mut send, connection) = h2::client::Builder::new()
-        .initial_window_size(window)
-        .handshake::<_, bytes::Bytes>(tcp)
-        .await
-        .expect("an HTTP/2 handshake");
-    let driver = tokio::spawn(connection);
     // page_size = 1000: field 1, varint 1000.
-    let request_bytes = frame(0, &[0x08, 0xE8, 0x07]);
-    let mut unread = Vec::new();
-    for _ in 0..ATTACK_STREAMS {
-        send = send.ready().await.expect("a stream");
-        let request = http::Request::builder()
-            .method("POST")
-            .uri(format!("http://{}{}", server.addr, path("ListGames")))
-            .header("content-type", "application/grpc")
-            .header("te", "trailers")
-            .body(())
-            .expect("a request");
-        let (answer, mut stream) = send.send_request(request, false).expect("sent");
-        stream
-            .send_data(bytes::Bytes::from(request_bytes.clone()), true)
-            .expect("a ListGamesRequest");
-        unread.push((answer, stream));
-    }
+    let page = frame(0, &[0x08, 0xE8, 0x07]);
+    let unread = UnreadCalls::send(&server.addr, window, ATTACK_STREAMS, &page).await;
     // Meanwhile a well-behaved caller plays on, and its calls stay fast.
     let mut peak = before;
     let mut latencies = Vec::new();
@@ -785,5 +730,74 @@ async fn unread_pages_attack(window: u32) {
         "a well-behaved caller's p99 was {p99:?} during the attack"
     );
     drop(unread);
-    driver.abort();
+}
+
+/// ListGames calls sent on a raw HTTP/2 connection whose answers are never read.
+struct UnreadCalls {
+    answers: Vec<h2::client::ResponseFuture>,
+    heads: Vec<http::Response<h2::RecvStream>>,
+    streams: Vec<h2::SendStream<bytes::Bytes>>,
+    _send: h2::client::SendRequest<bytes::Bytes>,
+    driver: tokio::task::JoinHandle<Result<(), h2::Error>>,
+}
+
+impl UnreadCalls {
+    /// Opens a connection whose streams start with a window of `window` bytes (the
+    /// connection answers pings, through the h2 crate, and never opens a window) and
+    /// sends `count` ListGames with `request`, a framed ListGamesRequest.
+    async fn send(addr: &str, window: u32, count: usize, request: &[u8]) -> UnreadCalls {
+        let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let (mut send, connection) = h2::client::Builder::new()
+            .initial_window_size(window)
+            .handshake::<_, bytes::Bytes>(tcp)
+            .await
+            .expect("an HTTP/2 handshake");
+        let driver = tokio::spawn(connection);
+        let mut answers = Vec::new();
+        let mut streams = Vec::new();
+        for _ in 0..count {
+            send = send.ready().await.expect("a stream");
+            let head = http::Request::builder()
+                .method("POST")
+                .uri(format!("http://{addr}{}", path("ListGames")))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .body(())
+                .expect("a request");
+            let (answer, mut stream) = send.send_request(head, false).expect("sent");
+            stream
+                .send_data(bytes::Bytes::copy_from_slice(request), true)
+                .expect("a ListGamesRequest");
+            answers.push(answer);
+            streams.push(stream);
+        }
+        UnreadCalls {
+            answers,
+            heads: Vec::new(),
+            streams,
+            _send: send,
+            driver,
+        }
+    }
+
+    /// Waits for every answer's head, which arrives (headers are not flow-controlled)
+    /// while its body cannot, and keeps it unread.
+    async fn wait_for_heads(&mut self) {
+        for answer in std::mem::take(&mut self.answers) {
+            let head = tokio::time::timeout(WAIT, answer)
+                .await
+                .expect("the answer's head in time")
+                .expect("an answer");
+            assert_eq!(head.status(), 200);
+            self.heads.push(head);
+        }
+    }
+}
+
+impl Drop for UnreadCalls {
+    fn drop(&mut self) {
+        self.heads.clear();
+        self.streams.clear();
+        self.driver.abort();
+    }
 }
