@@ -50,9 +50,7 @@ impl ChessService {
         let filter = filter_from_pb(req.status_filter)?;
         let limit =
             page_size(req.page_size).map_err(|why| ServiceError::InvalidPageSize { why })?;
-        let Some(scope) = list_scope(&caller, &req.tenant)? else {
-            return Ok(pb::ListGamesResponse::default());
-        };
+        let scope = list_scope(&caller, &req.tenant)?;
         let after = resume_after(&req.page_token, filter, &scope)
             .map_err(|why| ServiceError::InvalidPageToken { why })?;
         // The registry is asked in chunks, so that a page that ends early at its byte
@@ -108,18 +106,18 @@ impl ChessService {
 
 /// The games `caller` lists when its ListGames names `tenant`: its own tenant's (`tenant`
 /// empty or its own), or, for an admin of no tenant, every tenant's (`tenant` empty) or
-/// the named one's (`None`, nothing to list, when `tenant` is no valid tenant name). Any
-/// other tenant is refused.
-fn list_scope(caller: &Caller, tenant: &str) -> Result<Option<ListScope>, ServiceError> {
+/// the named one's. A `tenant` that is no tenant name is INVALID_ARGUMENT; any other
+/// tenant is refused.
+fn list_scope(caller: &Caller, tenant: &str) -> Result<ListScope, ServiceError> {
+    let named = match tenant {
+        "" => None,
+        name => Some(Tenant::parse(name).map_err(ServiceError::InvalidTenant)?),
+    };
     if caller.is_unscoped_admin() {
-        return Ok(match tenant {
-            "" => Some(ListScope::Every),
-            name => Tenant::parse(name).ok().map(|t| ListScope::Tenant(Some(t))),
-        });
+        return Ok(named.map_or(ListScope::Every, |t| ListScope::Tenant(Some(t))));
     }
-    let own = caller.tenant.as_ref().map_or("", Tenant::as_str);
-    if tenant.is_empty() || tenant == own {
-        return Ok(Some(ListScope::Tenant(caller.tenant.clone())));
+    if named.is_none() || named == caller.tenant {
+        return Ok(ListScope::Tenant(caller.tenant.clone()));
     }
     Err(ServiceError::TenantForbidden {
         caller: caller.name.to_string(),

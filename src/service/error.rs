@@ -10,7 +10,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 use crate::lifecycle::{Refusal, Status, TimeControlError};
 use crate::rules::clip::{clip_to, clipped};
 use crate::rules::{Color, FenError, MoveTextError, PgnError, SanError};
-use crate::service::auth::{RateLimited, Role};
+use crate::service::auth::{RateLimited, Role, TenantError};
 use crate::store::StoreError;
 
 /// The `ErrorInfo.domain` of every error this service returns.
@@ -280,6 +280,9 @@ pub enum ServiceError {
         /// Which rule it breaks.
         why: String,
     },
+    /// A ListGames `tenant` that is no tenant name.
+    #[error("invalid tenant: {0}")]
+    InvalidTenant(TenantError),
     /// ImportGame's `pgn` is not one legal game of PGN: a syntax error (line, column), an
     /// illegal or ambiguous move (ply, move number, token), or more than one game.
     #[error("{0}")]
@@ -609,6 +612,7 @@ impl ServiceError {
             | Pgn(_)
             | PgnTooLarge { .. }
             | InvalidGameId { .. }
+            | InvalidTenant(_)
             | MissingField { .. }
             | ConflictingFields { .. }
             | InvalidVariant { .. }
@@ -700,6 +704,7 @@ impl ServiceError {
                 R::GameAlreadyExists
             }
             InvalidGameId { .. } => R::InvalidGameId,
+            InvalidTenant(_) => R::InvalidTenant,
             MissingField { .. } => R::MissingField,
             Pgn(PgnError::Syntax { .. }) | PgnTooLarge { .. } => R::PgnSyntax,
             Pgn(PgnError::IllegalMove { .. }) => R::PgnIllegalMove,
@@ -885,6 +890,7 @@ impl ServiceError {
             InvalidFen { field, source } => vec![(field, source.to_string())],
             InvalidMoveText(e) => vec![("move", e.to_string())],
             InvalidGameId { why } => vec![("game_id", why.clone())],
+            InvalidTenant(why) => vec![("tenant", why.to_string())],
             MissingField { field, why } => vec![(field, (*why).to_string())],
             ConflictingFields { fields, why } => {
                 fields.iter().map(|f| (*f, (*why).to_string())).collect()

@@ -711,7 +711,24 @@ async fn list_games_lists_the_callers_tenant_and_an_unscoped_admin_every_tenant(
     }
     let none: Vec<(String, String)> = Vec::new();
     assert_eq!(list_all(&mut root, "tenant-c", 10).await, none);
-    assert_eq!(list_all(&mut root, "not/a tenant", 10).await, none);
+    // A tenant that is no tenant name is the caller's mistake, for every caller.
+    for (name, c) in [("root", &mut root), ("a-play", &mut a)] {
+        let status = c
+            .list_games(list_request("not/a tenant", 10, ""))
+            .await
+            .expect_err("no tenant name");
+        assert_eq!(status.code(), Code::InvalidArgument, "{name}: {status:?}");
+        let info = status.get_details_error_info().expect("an ErrorInfo");
+        assert_eq!(info.reason, "INVALID_TENANT", "{name}: {status:?}");
+        let fields: Vec<_> = status
+            .get_details_bad_request()
+            .expect("a BadRequest")
+            .field_violations
+            .into_iter()
+            .map(|v| v.field)
+            .collect();
+        assert_eq!(fields, ["tenant"], "{name}");
+    }
     // The status filter still applies inside a tenant.
     a.resign(pb::ResignRequest {
         game_id: "a2".into(),

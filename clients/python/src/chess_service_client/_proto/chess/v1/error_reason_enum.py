@@ -95,8 +95,9 @@ class ErrorReason(enum.IntEnum):
     #: RESOURCE_EXHAUSTED: the embedded store's file system is full; the change is not
     #: acknowledged and the server stops (fail-stop).
     DISK_FULL = 32
-    #: RESOURCE_EXHAUSTED: more calls in flight than `--max-in-flight`; refused at once.
-    #: Metadata `max_in_flight`.
+    #: RESOURCE_EXHAUSTED: more calls in flight than `--max-in-flight`, or a large answer
+    #: (over 64 KiB) while `--max-unsent-answer-mib` of large answers wait to be read;
+    #: refused at once. Metadata `max_in_flight`, or `max_unsent_answer_mib`.
     OVERLOADED = 33
     #: RESOURCE_EXHAUSTED: over the caller's rate or game quota; a RetryInfo says when to
     #: retry. Metadata `quota`, `limit`.
@@ -163,3 +164,6 @@ class ErrorReason(enum.IntEnum):
     #: compressed without a `grpc-encoding`. Metadata `encoding` (clipped), and
     #: `grpc-accept-encoding` in the answer's headers.
     UNSUPPORTED_COMPRESSION = 56
+    #: INVALID_ARGUMENT: a ListGames `tenant` that is not 1 to 64 characters of
+    #: `A-Z a-z 0-9 - _ . ~`.
+    INVALID_TENANT = 57

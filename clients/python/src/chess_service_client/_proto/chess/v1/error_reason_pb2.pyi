@@ -63,6 +63,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PGN_MULTIPLE_GAMES: _ClassVar[ErrorReason]
     MALFORMED_REQUEST: _ClassVar[ErrorReason]
     UNSUPPORTED_COMPRESSION: _ClassVar[ErrorReason]
+    INVALID_TENANT: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 INVALID_FEN: ErrorReason
 INVALID_MOVE_TEXT: ErrorReason
@@ -120,3 +121,4 @@ PGN_AMBIGUOUS_MOVE: ErrorReason
 PGN_MULTIPLE_GAMES: ErrorReason
 MALFORMED_REQUEST: ErrorReason
 UNSUPPORTED_COMPRESSION: ErrorReason
+INVALID_TENANT: ErrorReason
