@@ -40,5 +40,7 @@ mod platform;
 mod security;
 #[path = "service/tenants.rs"]
 mod tenants;
+#[path = "service/unread_answers.rs"]
+mod unread_answers;
 #[path = "service/watch.rs"]
 mod watch;
