@@ -106,7 +106,12 @@ impl Reservation {
     /// succeeds only when the budget has room (else nothing changes).
     fn resize(&mut self, bytes: usize) -> bool {
         let held = &self.budget.held;
-        if bytes <= self.bytes {
+        if bytes == self.bytes {
+            // Nothing to change: most calls hold nothing and must not touch the shared
+            // counter (one cache line every call of the server would write).
+            return true;
+        }
+        if bytes < self.bytes {
             held.fetch_sub(self.bytes - bytes, Ordering::AcqRel);
             self.bytes = bytes;
             return true;
@@ -125,7 +130,9 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget.held.fetch_sub(self.bytes, Ordering::AcqRel);
+        if self.bytes != 0 {
+            self.budget.held.fetch_sub(self.bytes, Ordering::AcqRel);
+        }
     }
 }
 
