@@ -18,5 +18,7 @@ mod perft;
 mod pgn_import;
 #[path = "rules/properties.rs"]
 mod properties;
+#[path = "rules/variant_perft.rs"]
+mod variant_perft;
 #[path = "rules/winnability.rs"]
 mod winnability;

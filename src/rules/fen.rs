@@ -56,13 +56,16 @@ pub enum FenError {
         /// The character.
         found: char,
     },
-    /// A side without a king, or with more than one.
-    #[error("placement: {color} has {count} kings; each side needs exactly one")]
+    /// A side with a number of kings the variant does not allow (exactly one in standard
+    /// chess).
+    #[error("placement: {color} has {count} kings; {color} needs {needs}")]
     KingCount {
         /// The side.
         color: Color,
         /// Its number of kings.
         count: u32,
+        /// What the variant allows, in words ("exactly one").
+        needs: &'static str,
     },
     /// A pawn on the first or last rank.
     #[error("placement: {color} pawn on {square}; pawns cannot stand on the first or last rank")]
@@ -72,13 +75,15 @@ pub enum FenError {
         /// Its square.
         square: Square,
     },
-    /// More than 16 pieces of one side.
-    #[error("placement: {color} has {count} pieces; a side has at most 16")]
+    /// More pieces of one side than the variant allows (16 in standard chess).
+    #[error("placement: {color} has {count} pieces; a side has at most {most}")]
     TooManyPieces {
         /// The side.
         color: Color,
         /// Its number of pieces.
         count: u32,
+        /// The most the variant allows.
+        most: u32,
     },
     /// The side to move is not `w` or `b`.
     #[error("side to move: expected 'w' or 'b', found '{found}'")]
@@ -152,6 +157,37 @@ pub enum FenError {
         /// The field as written.
         found: String,
     },
+    /// A crazyhouse pocket that names something other than pieces a side may hold.
+    #[error(
+        "pocket: invalid character '{found}' (expected pieces QRBNP for white, qrbnp for black)"
+    )]
+    BadPocket {
+        /// The character.
+        found: char,
+    },
+    /// More pieces on the board and in the pockets than a crazyhouse game has.
+    #[error("pocket: the board and the pockets hold {count} pieces; a game has at most {most}")]
+    TooManyPiecesInPlay {
+        /// Pieces on the board and in hand.
+        count: u32,
+        /// The most a game holds.
+        most: u32,
+    },
+    /// A three-check counter that is not `N+M` (checks remaining) or `+N+M` (checks
+    /// given), each from 0 to 3.
+    #[error(
+        "checks: '{found}' is not a three-check counter: write checks given as +N+M (7th field) or checks remaining as N+M (after the en passant field), each 0 to 3"
+    )]
+    BadCheckCount {
+        /// The field as written.
+        found: String,
+    },
+    /// Castling rights in a variant without castling.
+    #[error("castling: {variant} has no castling; the castling field must be '-'")]
+    NoCastlingInVariant {
+        /// The variant's name.
+        variant: &'static str,
+    },
     /// The side that just moved is in check: no position reaches that.
     #[error("position: {color} is not to move but is in check")]
     OpponentInCheck {
@@ -180,6 +216,9 @@ impl FenError {
                 "en_passant"
             }
             FenError::BadHalfmoves { .. } => "halfmove_clock",
+            FenError::BadPocket { .. } | FenError::TooManyPiecesInPlay { .. } => "pocket",
+            FenError::BadCheckCount { .. } => "checks",
+            FenError::NoCastlingInVariant { .. } => "castling",
             FenError::BadFullmoves { .. } => "fullmove_number",
             FenError::OpponentInCheck { .. } => "position",
         }
@@ -208,46 +247,8 @@ impl Position {
     /// assert_eq!(err.unwrap_err().field(), "placement");
     /// ```
     pub fn from_fen(fen: &str, variant: Variant) -> Result<Position, FenError> {
-        if fen.len() > MAX_FEN_LEN {
-            return Err(FenError::TooLong { len: fen.len() });
-        }
-        let fields: Vec<&str> = fen.split_ascii_whitespace().collect();
-        if fields.is_empty() {
-            return Err(FenError::Empty);
-        }
-        if fields.len() > 6 {
-            return Err(FenError::TooManyFields {
-                found: fields.len(),
-            });
-        }
-        let mut pos = Position::empty(variant);
-        parse_placement(&mut pos, fields[0])?;
-        pos.turn = match fields.get(1).copied().unwrap_or("w") {
-            "w" | "W" => Color::White,
-            "b" | "B" => Color::Black,
-            other => {
-                return Err(FenError::BadSideToMove {
-                    found: other.to_string(),
-                });
-            }
-        };
-        pos.castling = parse_castling(&pos, fields.get(2).copied().unwrap_or("-"), variant)?;
-        let ep = parse_en_passant(&pos, fields.get(3).copied().unwrap_or("-"))?;
-        pos.halfmoves = match fields.get(4) {
-            None => 0,
-            Some(t) => parse_number(t).ok_or_else(|| FenError::BadHalfmoves {
-                found: t.to_string(),
-            })?,
-        };
-        pos.fullmoves = match fields.get(5) {
-            None => 1,
-            // Some tools write 0; it means the first move.
-            Some(t) => parse_number(t)
-                .ok_or_else(|| FenError::BadFullmoves {
-                    found: t.to_string(),
-                })?
-                .max(1),
-        };
+        let fields = split_fields(fen, 6)?;
+        let (mut pos, ep) = parse_fields(&fields, variant, &Placement::STANDARD, &mut None)?;
         let them = !pos.turn;
         if pos.attackers(pos.king(them), pos.turn).any() {
             return Err(FenError::OpponentInCheck { color: them });
@@ -303,7 +304,10 @@ impl Position {
         let mut out = String::new();
         for color in Color::ALL {
             let rooks = self.pieces(color, Role::Rook) & Bitboard::back_rank(color);
-            let king = self.king(color);
+            // A side without a king (horde, antichess) has no castling rights.
+            let Some(king) = self.pieces(color, Role::King).first() else {
+                continue;
+            };
             // King side first, then queen side, as in KQkq.
             let mut rights: Vec<Square> = (self.castling & Bitboard::back_rank(color))
                 .into_iter()
@@ -341,6 +345,88 @@ impl Position {
     }
 }
 
+/// What a placement may hold. Standard chess and Chess960 allow exactly one king a side,
+/// at most 16 pieces a side and no pawn on the first or last rank; variants relax these.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    /// The fewest and most kings each side may have, white's then black's.
+    pub kings: [(u32, u32); 2],
+    /// The most pieces a side may have (`u32::MAX`: no bound).
+    pub max_pieces: u32,
+    /// White pawns may stand on the first rank (horde).
+    pub white_pawns_on_first_rank: bool,
+    /// A `~` after a piece marks it promoted (crazyhouse).
+    pub promoted_marks: bool,
+}
+
+impl Placement {
+    /// Standard chess and Chess960.
+    pub const STANDARD: Placement = Placement {
+        kings: [(1, 1), (1, 1)],
+        max_pieces: 16,
+        white_pawns_on_first_rank: false,
+        promoted_marks: false,
+    };
+}
+
+/// Splits a FEN into its fields, refusing empty, overlong and over-full text.
+pub(crate) fn split_fields(fen: &str, max_fields: usize) -> Result<Vec<&str>, FenError> {
+    if fen.len() > MAX_FEN_LEN {
+        return Err(FenError::TooLong { len: fen.len() });
+    }
+    let fields: Vec<&str> = fen.split_ascii_whitespace().collect();
+    if fields.is_empty() {
+        return Err(FenError::Empty);
+    }
+    if fields.len() > max_fields {
+        return Err(FenError::TooManyFields {
+            found: fields.len(),
+        });
+    }
+    Ok(fields)
+}
+
+/// Parses the six standard fields (later ones may be missing) into a position whose key
+/// is not yet computed, and the en passant square as written (not yet checked for a
+/// legal capture). `promoted` receives the `~`-marked squares when the placement allows
+/// them.
+pub(crate) fn parse_fields(
+    fields: &[&str],
+    variant: Variant,
+    placement: &Placement,
+    promoted: &mut Option<Bitboard>,
+) -> Result<(Position, Option<Square>), FenError> {
+    let mut pos = Position::empty(variant);
+    *promoted = parse_placement(&mut pos, fields[0], placement)?;
+    pos.turn = match fields.get(1).copied().unwrap_or("w") {
+        "w" | "W" => Color::White,
+        "b" | "B" => Color::Black,
+        other => {
+            return Err(FenError::BadSideToMove {
+                found: other.to_string(),
+            });
+        }
+    };
+    pos.castling = parse_castling(&pos, fields.get(2).copied().unwrap_or("-"), variant)?;
+    let ep = parse_en_passant(&pos, fields.get(3).copied().unwrap_or("-"))?;
+    pos.halfmoves = match fields.get(4) {
+        None => 0,
+        Some(t) => parse_number(t).ok_or_else(|| FenError::BadHalfmoves {
+            found: t.to_string(),
+        })?,
+    };
+    pos.fullmoves = match fields.get(5) {
+        None => 1,
+        // Some tools write 0; it means the first move.
+        Some(t) => parse_number(t)
+            .ok_or_else(|| FenError::BadFullmoves {
+                found: t.to_string(),
+            })?
+            .max(1),
+    };
+    Ok((pos, ep))
+}
+
 fn parse_number(text: &str) -> Option<u32> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -348,7 +434,12 @@ fn parse_number(text: &str) -> Option<u32> {
     text.parse().ok()
 }
 
-fn parse_placement(pos: &mut Position, text: &str) -> Result<(), FenError> {
+fn parse_placement(
+    pos: &mut Position,
+    text: &str,
+    rules: &Placement,
+) -> Result<Option<Bitboard>, FenError> {
+    let mut promoted = rules.promoted_marks.then_some(Bitboard::EMPTY);
     let ranks: Vec<&str> = text.split('/').collect();
     if ranks.len() != 8 {
         return Err(FenError::RankCount { found: ranks.len() });
@@ -357,6 +448,13 @@ fn parse_placement(pos: &mut Position, text: &str) -> Result<(), FenError> {
         let rank = Rank::ALL[7 - i];
         let mut file = 0usize;
         for c in rank_text.chars() {
+            if c == '~' && file > 0 && file <= 8 {
+                let sq = Square::from_coords(File::ALL[file - 1], rank);
+                if let Some(marks) = promoted.as_mut().filter(|_| pos.occupied().contains(sq)) {
+                    *marks |= sq;
+                    continue;
+                }
+            }
             if let Some(d) = c.to_digit(10).filter(|d| (1..=8).contains(d)) {
                 file += d as usize;
             } else if let Some(piece) = Piece::from_fen_char(c).filter(|_| c.is_ascii_alphabetic())
@@ -383,24 +481,40 @@ fn parse_placement(pos: &mut Position, text: &str) -> Result<(), FenError> {
     }
     for color in Color::ALL {
         let kings = pos.pieces(color, Role::King).count();
-        if kings != 1 {
+        let (fewest, most) = rules.kings[color.index()];
+        if kings < fewest || kings > most {
+            let needs = match (fewest, most) {
+                (1, 1) => "exactly one",
+                (0, 0) => "none",
+                (0, 1) => "at most one",
+                _ => "any number",
+            };
             return Err(FenError::KingCount {
                 color,
                 count: kings,
+                needs,
             });
         }
     }
     for color in Color::ALL {
         let count = pos.by_color(color).count();
-        if count > 16 {
-            return Err(FenError::TooManyPieces { color, count });
+        if count > rules.max_pieces {
+            return Err(FenError::TooManyPieces {
+                color,
+                count,
+                most: rules.max_pieces,
+            });
         }
-        let back = Bitboard::rank(Rank::First) | Bitboard::rank(Rank::Eighth);
+        let back = if color == Color::White && rules.white_pawns_on_first_rank {
+            Bitboard::rank(Rank::Eighth)
+        } else {
+            Bitboard::rank(Rank::First) | Bitboard::rank(Rank::Eighth)
+        };
         if let Some(square) = (pos.pieces(color, Role::Pawn) & back).first() {
             return Err(FenError::PawnOnBackRank { color, square });
         }
     }
-    Ok(())
+    Ok(promoted)
 }
 
 fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboard, FenError> {
@@ -415,7 +529,15 @@ fn parse_castling(pos: &Position, text: &str, variant: Variant) -> Result<Bitboa
             Color::Black
         };
         let back = Bitboard::back_rank(color);
-        let king = pos.king(color);
+        if !c.is_ascii_alphabetic() {
+            return Err(FenError::BadCastlingCharacter { found: c });
+        }
+        let Some(king) = pos.pieces(color, Role::King).first() else {
+            return Err(FenError::CastlingWithoutPieces {
+                right: c,
+                needs: format!("a {color} king"),
+            });
+        };
         let rooks = pos.pieces(color, Role::Rook) & back;
         let king_home = king.rank() == color.back_rank();
         let rook = match c.to_ascii_lowercase() {

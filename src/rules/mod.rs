@@ -51,6 +51,7 @@ pub mod position;
 pub mod san;
 pub mod square;
 pub mod uci;
+pub mod variant;
 pub mod winnability;
 mod zobrist;
 

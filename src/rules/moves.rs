@@ -27,6 +27,12 @@ pub enum MoveKind {
     PromoteRook,
     /// ... becoming a queen.
     PromoteQueen,
+    /// ... becoming a king (antichess only). Kept after the standard kinds so that the
+    /// derived order of standard moves, which the store's move encoding uses, is unchanged.
+    PromoteKing,
+    /// A piece from the pocket put on the empty square `to` (crazyhouse only); `from`
+    /// equals `to` and `role` is the dropped piece.
+    Drop,
 }
 
 impl MoveKind {
@@ -37,6 +43,7 @@ impl MoveKind {
             Role::Knight => MoveKind::PromoteKnight,
             Role::Bishop => MoveKind::PromoteBishop,
             Role::Rook => MoveKind::PromoteRook,
+            Role::King => MoveKind::PromoteKing,
             _ => MoveKind::PromoteQueen,
         }
     }
@@ -76,6 +83,7 @@ impl Move {
             MoveKind::PromoteBishop => Some(Role::Bishop),
             MoveKind::PromoteRook => Some(Role::Rook),
             MoveKind::PromoteQueen => Some(Role::Queen),
+            MoveKind::PromoteKing => Some(Role::King),
             _ => None,
         }
     }
@@ -84,6 +92,18 @@ impl Move {
     #[inline(always)]
     pub const fn is_castle(self) -> bool {
         matches!(self.kind, MoveKind::Castle)
+    }
+
+    /// A drop of `role` onto `to` (crazyhouse).
+    #[inline(always)]
+    pub const fn drop(role: Role, to: Square) -> Move {
+        Move::new(role, to, to, MoveKind::Drop)
+    }
+
+    /// Whether the move drops a piece from the pocket.
+    #[inline(always)]
+    pub const fn is_drop(self) -> bool {
+        matches!(self.kind, MoveKind::Drop)
     }
 
     /// Whether the move captures en passant.
@@ -134,6 +154,9 @@ impl Move {
 impl fmt::Display for Move {
     /// King-takes-rook UCI; use `Position::uci` for the variant's own spelling.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_drop() {
+            return write!(f, "{}@{}", self.role.upper_char(), self.to);
+        }
         write!(f, "{}{}", self.from, self.to)?;
         if let Some(p) = self.promotion() {
             write!(f, "{}", p.char())?;

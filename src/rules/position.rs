@@ -255,7 +255,7 @@ impl Position {
     // ---- make and undo ---------------------------------------------------------------
 
     #[inline(always)]
-    fn put(&mut self, color: Color, role: Role, sq: Square) {
+    pub(crate) fn put(&mut self, color: Color, role: Role, sq: Square) {
         self.by_color[color.index()] ^= sq;
         self.by_role[role.index()] ^= sq;
         self.hash ^= zobrist::piece(color, role, sq);
@@ -263,12 +263,12 @@ impl Position {
 
     /// Removing is the same XOR as placing; the name says which one the caller means.
     #[inline(always)]
-    fn remove(&mut self, color: Color, role: Role, sq: Square) {
+    pub(crate) fn remove(&mut self, color: Color, role: Role, sq: Square) {
         self.put(color, role, sq)
     }
 
     #[inline(always)]
-    fn set_castling(&mut self, castling: Bitboard) {
+    pub(crate) fn set_castling(&mut self, castling: Bitboard) {
         let mut changed = self.castling ^ castling;
         while let Some(sq) = changed.first() {
             self.hash ^= zobrist::castling(sq);
@@ -278,7 +278,7 @@ impl Position {
     }
 
     #[inline(always)]
-    fn set_ep(&mut self, ep: Option<Square>) {
+    pub(crate) fn set_ep(&mut self, ep: Option<Square>) {
         if let Some(old) = self.ep_square {
             self.hash ^= zobrist::en_passant(old);
         }
@@ -544,6 +544,15 @@ impl Position {
     /// Whether `m` resets the fifty-move counter (a capture or a pawn move).
     pub fn is_zeroing(&self, m: Move) -> bool {
         m.role == Role::Pawn || self.is_capture(m)
+    }
+
+    /// The position after `m`, one of this position's generated moves (copy-make,
+    /// without the debug-build legality check).
+    #[inline]
+    pub(crate) fn after_trusted(&self, m: Move) -> Position {
+        let mut next = *self;
+        next.play_trusted(m);
+        next
     }
 
     /// The position after `m` (copy-make).

@@ -1,0 +1,157 @@
+//! Pseudo-legal move generation for the variants whose legality is not standard chess's:
+//! every move the pieces can make, before the variant decides which are legal. Atomic
+//! filters it by playing each move, antichess by compulsory capture, and horde's kingless
+//! side takes it as it is (no king, nothing to expose).
+
+use crate::rules::attacks::{self, Magic, Sliders};
+use crate::rules::bitboard::Bitboard;
+use crate::rules::movegen::{NOT_FILE_A, NOT_FILE_H};
+use crate::rules::moves::{Move, MoveKind, MoveList};
+use crate::rules::piece::Role;
+use crate::rules::position::Position;
+use crate::rules::square::{Color, Rank, Square};
+
+/// What the variant adds to the moves of standard chess.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PseudoRules {
+    /// Pawns may also promote to a king (antichess).
+    pub king_promotions: bool,
+    /// White pawns on the first rank may step two squares, without an en passant square
+    /// (horde).
+    pub first_rank_double_steps: bool,
+    /// Squares the castling king may cross or land on even when attacked: those next to
+    /// the enemy king in atomic, where the enemy king cannot capture.
+    pub castling_exempt: Bitboard,
+}
+
+/// Every pseudo-legal move of the side to move, castling included when its path is safe.
+pub(crate) fn generate(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+    let us = pos.turn();
+    let ours = pos.by_color(us);
+    let theirs = pos.by_color(!us);
+    let occ = ours | theirs;
+    for from in pos.pieces(us, Role::Knight) {
+        push_targets(
+            list,
+            Role::Knight,
+            from,
+            attacks::knight_attacks(from) & !ours,
+        );
+    }
+    for from in pos.pieces(us, Role::Bishop) {
+        push_targets(list, Role::Bishop, from, Magic::bishop(from, occ) & !ours);
+    }
+    for from in pos.pieces(us, Role::Rook) {
+        push_targets(list, Role::Rook, from, Magic::rook(from, occ) & !ours);
+    }
+    for from in pos.pieces(us, Role::Queen) {
+        push_targets(list, Role::Queen, from, Magic::queen(from, occ) & !ours);
+    }
+    for from in pos.pieces(us, Role::King) {
+        push_targets(list, Role::King, from, attacks::king_attacks(from) & !ours);
+    }
+    pawns(pos, rules, list);
+    castling(pos, rules, list);
+}
+
+fn push_targets(list: &mut MoveList, role: Role, from: Square, to: Bitboard) {
+    for t in to {
+        list.push(Move::new(role, from, t, MoveKind::Normal));
+    }
+}
+
+fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+    let us = pos.turn();
+    let theirs = pos.by_color(!us);
+    let empty = !pos.occupied();
+    let fwd: i8 = if us == Color::White { 8 } else { -8 };
+    let last = Bitboard::promotion_rank(us);
+    let second = Bitboard::rank(us.relative_rank(Rank::Second));
+    let first = Bitboard::rank(us.relative_rank(Rank::First));
+    let promote = |list: &mut MoveList, from: Square, to: Square| {
+        for kind in [
+            MoveKind::PromoteQueen,
+            MoveKind::PromoteRook,
+            MoveKind::PromoteBishop,
+            MoveKind::PromoteKnight,
+        ] {
+            list.push(Move::new(Role::Pawn, from, to, kind));
+        }
+        if rules.king_promotions {
+            list.push(Move::new(Role::Pawn, from, to, MoveKind::PromoteKing));
+        }
+    };
+    let pawns = pos.pieces(us, Role::Pawn);
+    for from in pawns {
+        let bb = Bitboard::from_square(from);
+        let single = bb.shift(fwd) & empty;
+        let west = (bb & NOT_FILE_A).shift(fwd - 1) & theirs;
+        let east = (bb & NOT_FILE_H).shift(fwd + 1) & theirs;
+        for to in single | west | east {
+            if last.contains(to) {
+                promote(list, from, to);
+            } else {
+                list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
+            }
+        }
+        if single.any() {
+            let double = single.shift(fwd) & empty;
+            if let Some(to) = double.first() {
+                if second.contains(from) {
+                    list.push(Move::new(Role::Pawn, from, to, MoveKind::DoublePush));
+                } else if rules.first_rank_double_steps
+                    && us == Color::White
+                    && first.contains(from)
+                {
+                    list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
+                }
+            }
+        }
+    }
+    if let Some(ep) = pos.ep_square() {
+        for from in attacks::pawn_attacks(!us, ep) & pawns {
+            list.push(Move::new(Role::Pawn, from, ep, MoveKind::EnPassant));
+        }
+    }
+}
+
+/// Castling as python-chess and lichess define it: the squares between king and rook and
+/// the destinations free (king and rook aside), and the king's square, path and target not
+/// attacked, except the exempt squares.
+fn castling(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+    let us = pos.turn();
+    let rights = pos.castling_rooks() & Bitboard::back_rank(us);
+    if rights.is_empty() {
+        return;
+    }
+    let Some(king) = pos.pieces(us, Role::King).first() else {
+        return;
+    };
+    let occ = pos.occupied();
+    for rook in rights {
+        let m = Move::new(Role::King, king, rook, MoveKind::Castle);
+        let (king_to, rook_to) = (m.king_to(), m.rook_to());
+        let must_be_empty =
+            (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
+                .without(king)
+                .without(rook);
+        if (must_be_empty & occ).any() {
+            continue;
+        }
+        let path = (attacks::between(king, king_to) | king) & !rules.castling_exempt;
+        let without_king = occ.without(king);
+        if path
+            .into_iter()
+            .any(|sq| pos.is_attacked_with::<Magic>(sq, !us, without_king))
+        {
+            continue;
+        }
+        let landed = (occ.without(king).without(rook)) | rook_to;
+        if !rules.castling_exempt.contains(king_to)
+            && pos.is_attacked_with::<Magic>(king_to, !us, landed)
+        {
+            continue;
+        }
+        list.push(m);
+    }
+}
