@@ -18,6 +18,8 @@ mod perft;
 mod pgn_import;
 #[path = "rules/properties.rs"]
 mod properties;
+#[path = "rules/variant_corpus.rs"]
+mod variant_corpus;
 #[path = "rules/variant_perft.rs"]
 mod variant_perft;
 #[path = "rules/winnability.rs"]

@@ -182,7 +182,7 @@ impl Position {
         self.san_without_suffix_among(m, &self.rivals_list(m))
     }
 
-    fn san_without_suffix_among(&self, m: Move, legal: &[Move]) -> String {
+    pub(crate) fn san_without_suffix_among(&self, m: Move, legal: &[Move]) -> String {
         if m.is_castle() {
             return if m.is_king_side_castle() {
                 "O-O".into()
@@ -201,7 +201,13 @@ impl Position {
             // Disambiguate against other pieces of the same kind that reach `to`.
             let others: Bitboard = legal
                 .iter()
-                .filter(|o| o.role == m.role && o.to == m.to && o.from != m.from && !o.is_castle())
+                .filter(|o| {
+                    o.role == m.role
+                        && o.to == m.to
+                        && o.from != m.from
+                        && !o.is_castle()
+                        && !o.is_drop()
+                })
                 .map(|o| o.from)
                 .collect();
             if others.any() {

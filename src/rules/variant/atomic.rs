@@ -119,6 +119,10 @@ impl VariantRules for Atomic {
     }
 
     fn impossible_check(pos: &VariantPosition<Self>) -> Option<Color> {
+        // Once a king has exploded the game is over, and nothing is in check.
+        if Self::variant_end(pos).is_some() {
+            return None;
+        }
         let them = !pos.board.turn();
         king_attacked(&pos.board, them).then_some(them)
     }

@@ -17,6 +17,7 @@ mod king_of_the_hill;
 mod pockets;
 mod pseudo;
 mod racing_kings;
+mod san;
 mod three_check;
 
 use std::fmt::Debug;
