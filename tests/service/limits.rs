@@ -128,9 +128,9 @@ async fn a_full_history_refuses_moves_and_take_backs_but_every_ending_works() {
         // when it is filled over gRPC (first).
         for (id, setup, cycle, timed) in plan.iter().rev() {
             let (meta, m) = nearly_full(id, setup, cycle, *timed);
-            store.create(&meta, &m).expect("stored");
+            store.create_now(&meta, &m).expect("stored");
         }
-        store.flush().expect("durable");
+        store.flush_blocking().expect("durable");
     }
     let server = Server::start_in(data.path(), &[]);
     let mut c = server.client().await;

@@ -150,7 +150,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
             Match::untimed(pos)
         };
         journal(format_args!("BEGIN {id} NEW {}", pos.to_fen()));
-        match store.create(&meta, &game) {
+        match store.create_now(&meta, &game) {
             Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
             Err(e) => fail(&id, &e),
         }
@@ -168,7 +168,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
                 game.play(now_ms(), None, &uci)
                     .expect("a move from the legal list is legal");
             }
-            match store.save(&meta, &game) {
+            match store.overwrite_now(&meta, &game) {
                 Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
                 Err(e) => fail(&id, &e),
             }

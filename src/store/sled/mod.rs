@@ -293,13 +293,13 @@ impl SledStore {
 
     /// Reads and replays a game now, on the calling thread: the synchronous form of
     /// [`GameStore::load`] (which runs it on the blocking pool).
-    pub fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
+    pub fn load_blocking(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
         self.shared.load(id)
     }
 
     /// Makes everything written so far durable, blocking the calling thread: the
     /// synchronous form of [`GameStore::flush`].
-    pub fn flush(&self) -> Result<(), StoreError> {
+    pub fn flush_blocking(&self) -> Result<(), StoreError> {
         self.shared.check_open()?;
         self.commit.wait_blocking()
     }
@@ -345,7 +345,7 @@ impl GameStore for SledStore {
     // One writer (this process): the version names a state, so no token.
     fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
-            SledStore::create(self, meta, game)?.wait().await?;
+            SledStore::create_now(self, meta, game)?.wait().await?;
             Ok(None)
         })
     }

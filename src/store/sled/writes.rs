@@ -20,7 +20,7 @@ impl SledStore {
     /// store benchmarks, which time the write apart from its durability).
     ///
     /// [`GameStore::create`]: crate::store::GameStore::create
-    pub fn create(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+    pub fn create_now(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         self.shared.check_open()?;
         self.commit.check()?;
         {
@@ -72,7 +72,7 @@ impl SledStore {
     /// store benchmarks).
     ///
     /// [`GameStore::save`]: crate::store::GameStore::save
-    pub fn save(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
+    pub fn overwrite_now(&self, meta: &GameMeta, game: &Match) -> Result<Durable, StoreError> {
         self.write(meta, game, None)
     }
 
