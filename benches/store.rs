@@ -316,7 +316,7 @@ fn replay() {
         let store = SledStore::open(SledConfig::new(dir.path()).durability(Durability::None))
             .expect("open");
         for ((m, _), g) in games.iter().zip(&matches) {
-            drop(store.create(m, g).expect("create"));
+            drop(store.create_now(m, g).expect("create"));
         }
         store.close().expect("close");
     }
@@ -324,7 +324,7 @@ fn replay() {
     let mut loads = Vec::new();
     for (m, _) in &games {
         let t = Instant::now();
-        let l = store.load(&m.id).expect("load").expect("present");
+        let l = store.load_blocking(&m.id).expect("load").expect("present");
         loads.push(t.elapsed());
         assert_eq!(l.game.game().ply(), 200);
     }
@@ -404,10 +404,10 @@ async fn distinct_writer(
         );
         k += 1;
         let mut game = Match::untimed(Position::new());
-        store.create(&m, &game)?.wait().await?;
+        store.create_now(&m, &game)?.wait().await?;
         while !stop.load(Ordering::Relaxed) && next_move(&mut game, &mut rng) {
             let t = Instant::now();
-            store.save(&m, &game)?.wait().await?;
+            store.overwrite_now(&m, &game)?.wait().await?;
             // At level `none` the ticket is ready at once: yield so the timer that ends
             // the run gets a thread (a service task would wait on its socket here).
             tokio::task::yield_now().await;
@@ -436,7 +436,7 @@ async fn hot_writer(
             // Start the hot game over (a new history under the same id is also a save).
             *game = Match::untimed(Position::new());
         }
-        let ticket = store.save(m, game)?;
+        let ticket = store.overwrite_now(m, game)?;
         if hold {
             ticket.wait().await?;
             drop(guard);
@@ -531,7 +531,7 @@ fn throughput(o: &Opts) {
                         .build()
                         .expect("runtime");
                     let g = hot.blocking_lock();
-                    rt.block_on(store.create(&g.0, &g.1).expect("create").wait())
+                    rt.block_on(store.create_now(&g.0, &g.1).expect("create").wait())
                         .expect("durable");
                 }
                 let before = store.commit_stats();
@@ -576,13 +576,13 @@ fn startup(o: &Opts) {
             let target = rng.below(201);
             if o.move_by_move {
                 // As the service writes: the record again after every move.
-                drop(store.create(&m, &game).expect("create"));
+                drop(store.create_now(&m, &game).expect("create"));
                 while game.game().ply() < target && next_move(&mut game, &mut rng) {
-                    drop(store.save(&m, &game).expect("save"));
+                    drop(store.overwrite_now(&m, &game).expect("save"));
                 }
             } else {
                 while game.game().ply() < target && next_move(&mut game, &mut rng) {}
-                drop(store.create(&m, &game).expect("create"));
+                drop(store.create_now(&m, &game).expect("create"));
             }
             plies += game.game().ply();
             if i % (o.games / 100).max(1) == 0 {
@@ -609,7 +609,7 @@ fn startup(o: &Opts) {
         let opened = t.elapsed();
         let t = Instant::now();
         let (id, ply) = &sample[round * 7 % sample.len()];
-        let l = store.load(id).expect("load").expect("present");
+        let l = store.load_blocking(id).expect("load").expect("present");
         assert_eq!(l.game.game().ply(), *ply);
         let first = t.elapsed();
         println!(

@@ -63,6 +63,7 @@ use std::time::{Duration, Instant};
 
 use chess_service::lifecycle::judge::is_dead;
 use chess_service::pb::{self, chess_service_client::ChessServiceClient};
+use chess_service::registry::wall_now_ms;
 use chess_service::rules::{Game, Position};
 use pb::game_event::Kind;
 use pb::watch_game_response::Message;
@@ -95,13 +96,6 @@ fn replica_args(url: &str) -> [&str; 6] {
 /// A replica on the test's database.
 fn replica(pg: &Pg) -> Server {
     Server::start(&replica_args(&pg.url))
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_millis() as u64
 }
 
 async fn new_game(c: &mut Client, id: &str, tc: Option<(u64, u64)>) -> pb::Game {
@@ -378,7 +372,7 @@ async fn a_flag_falls_on_time_after_the_arming_replica_is_killed() {
 
     // The spectator on B is told of the flag within a second of its time.
     let event = next_event(&mut stream).await;
-    let seen = now_ms();
+    let seen = wall_now_ms();
     assert!(matches!(event.kind, Some(Kind::GameEnded(_))), "{event:?}");
     let state = event.state.expect("a snapshot");
     assert_eq!(state.status, pb::GameStatus::OutOfTime as i32);
@@ -813,7 +807,7 @@ fn spawn_workers(
     tally: &Arc<Tally>,
     allow_store_unavailable: bool,
 ) -> Vec<tokio::task::JoinHandle<(String, Vec<String>)>> {
-    let seed = now_ms();
+    let seed = wall_now_ms();
     eprintln!("seed {seed}");
     (0..n)
         .map(|i| {

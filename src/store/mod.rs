@@ -39,17 +39,17 @@ mod key_range;
 pub mod ledger;
 pub mod postgres;
 pub mod rollback;
-pub mod sled_store;
+pub mod sled;
 mod stamp;
 pub mod tally;
 pub mod verify;
 
+pub use self::sled::{Durability, SledConfig, SledStore};
 pub use crate::lifecycle::{GameMeta, Start};
 pub use clock::DbClock;
 pub use group_commit::GroupCommitStats;
 pub use key_range::KeyRange;
 pub use postgres::{PgConfig, PgStore, SessionLimits};
-pub use sled_store::{Durability, SledConfig, SledStore};
 pub use stamp::Stamp;
 pub use tally::GameTally;
 

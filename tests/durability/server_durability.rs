@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use chess_service::lifecycle::judge::is_dead;
 use chess_service::pb;
+use chess_service::registry::wall_now_ms;
 use chess_service::rules::{Game, Position, Variant, chess960};
 use tonic::Code;
 use tonic::transport::Channel;
@@ -125,7 +126,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     // records it at the exact flag time the clocks said before the restart.
     let down = before["flag-while-down"].clock.expect("timed");
     let flag_time = down.as_of_unix_ms + down.black_remaining_ms;
-    let wait = flag_time.saturating_sub(now_ms()) + 50;
+    let wait = flag_time.saturating_sub(wall_now_ms()) + 50;
     tokio::time::sleep(Duration::from_millis(wait)).await;
     let flagged = try_get(&mut c, "flag-while-down")
         .await
@@ -166,13 +167,6 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
         .game
         .expect("a game");
     assert_eq!(g.status, pb::GameStatus::DrawAgreement as i32);
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis() as u64
 }
 
 /// Games that exercise the lifecycle before a restart: clocks (running, restored by an

@@ -18,7 +18,7 @@ use tonic::Code;
 
 use super::common::metrics;
 use super::server::Server;
-use super::{Client, Pg, new_game, now_ms, play_req, replica_args};
+use super::{Client, Pg, new_game, play_req, replica_args, wall_now_ms};
 
 /// Debian's libfaketime (the thread-safe build: the server is multi-threaded).
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -195,14 +195,14 @@ async fn replicas_with_skewed_clocks_charge_and_flag_by_the_databases_clock() {
     .await
     .expect("GetGame on the replica behind");
     ahead.signal("STOP");
-    let wait = (flag + 30).saturating_sub(now_ms());
+    let wait = (flag + 30).saturating_sub(wall_now_ms());
     tokio::time::sleep(Duration::from_millis(wait)).await;
     let late = cb.play(play_req("late", "e7e5", None)).await;
     ahead.signal("CONT");
     match late {
         Ok(reply) => panic!(
             "a move {} ms after the real flag was accepted: {:?}",
-            now_ms().saturating_sub(flag),
+            wall_now_ms().saturating_sub(flag),
             reply.into_inner().game
         ),
         Err(status) => assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}"),

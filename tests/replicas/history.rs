@@ -583,7 +583,7 @@ async fn mixed_calls_through_a_cut_and_a_pause_keep_one_linearizable_history_per
 
     let t0 = Instant::now();
     let until = t0 + Duration::from_secs(17);
-    let seed = super::now_ms();
+    let seed = super::wall_now_ms();
     eprintln!("{TEST}: seed {seed}");
     let mut tasks = Vec::new();
     for n in 0..CALLERS {

@@ -18,7 +18,9 @@ use tonic_health::pb::health_check_response::ServingStatus;
 
 use super::common::blackhole::{Blackhole, upstream_of};
 use super::server::Server;
-use super::{Client, Pg, new_game, now_ms, play, play_req, replica, replica_args, wait_health};
+use super::{
+    Client, Pg, new_game, play, play_req, replica, replica_args, wait_health, wall_now_ms,
+};
 
 /// Plays `moves` (UCI, in order) in game `id`, each of which must succeed within `limit`.
 async fn play_all_within(c: &mut Client, id: &str, moves: &[&str], limit: Duration) {
@@ -117,7 +119,10 @@ async fn a_replica_paused_while_flags_fall_blocks_no_other() {
     }
     // A stops just before the first flag falls, for longer than any of them needs.
     let first = flags.iter().map(|(_, at)| *at).min().unwrap_or(0);
-    tokio::time::sleep(Duration::from_millis(first.saturating_sub(now_ms() + 30))).await;
+    tokio::time::sleep(Duration::from_millis(
+        first.saturating_sub(wall_now_ms() + 30),
+    ))
+    .await;
     a.signal("STOP");
     let stopped = Instant::now();
 
@@ -170,7 +175,7 @@ async fn a_replica_paused_while_flags_fall_blocks_no_other() {
             break;
         }
         assert!(
-            now_ms() < last + 5000,
+            wall_now_ms() < last + 5000,
             "{} of {GAMES} flags recorded 5 s after the last fell",
             rows.len()
         );

@@ -11,8 +11,8 @@ use chess_service::store::{
     GameMeta, KeyRange, PgConfig, PgStore, Stamp, Start, StatusFilter, StoreChange, StoreError,
 };
 
-use super::now_ms;
 use super::postgres::Pg;
+use super::wall_now_ms;
 
 fn meta(id: &str, created_unix_ms: u64) -> GameMeta {
     GameMeta {
@@ -42,7 +42,7 @@ async fn the_store_orders_changes_by_version_and_announces_them() {
     drop((c, d));
     let mut feed = b.changes();
 
-    let m = meta("g1", now_ms());
+    let m = meta("g1", wall_now_ms());
     let mut game = Match::untimed(Position::new());
     a.create(&m, &game).await.expect("create");
     assert!(matches!(
@@ -50,13 +50,13 @@ async fn the_store_orders_changes_by_version_and_announces_them() {
         Err(StoreError::AlreadyExists { .. })
     ));
 
-    game.play(now_ms(), None, "e2e4").expect("legal");
+    game.play(wall_now_ms(), None, "e2e4").expect("legal");
     a.save(&m, &game, Stamp::version(0))
         .await
         .expect("save at version 0");
     // A replica that still holds version 0 loses.
     let mut stale = Match::untimed(Position::new());
-    stale.play(now_ms(), None, "d2d4").expect("legal");
+    stale.play(wall_now_ms(), None, "d2d4").expect("legal");
     match b.save(&m, &stale, Stamp::version(0)).await {
         Err(StoreError::Conflict { id, current }) => {
             assert_eq!(id, "g1");
@@ -86,12 +86,12 @@ async fn the_store_orders_changes_by_version_and_announces_them() {
     // A's cached encoding of g1 (after e4) goes stale when B takes the move back and plays
     // another; A's next save, of B's game and one more move, still stores exactly that.
     let mut other = b.load("g1").await.expect("load").expect("present").game;
-    other.undo(now_ms(), None).expect("undo");
-    other.play(now_ms(), None, "d2d4").expect("legal");
+    other.undo(wall_now_ms(), None).expect("undo");
+    other.play(wall_now_ms(), None, "d2d4").expect("legal");
     b.save(&m, &other, Stamp::version(1))
         .await
         .expect("B saves version 3");
-    other.play(now_ms(), None, "d7d5").expect("legal");
+    other.play(wall_now_ms(), None, "d7d5").expect("legal");
     a.save(&m, &other, Stamp::version(3))
         .await
         .expect("A saves version 4");
@@ -113,7 +113,7 @@ async fn play_saved(store: &PgStore, m: &GameMeta, game: &mut Match, moves: &[&s
         .expect("stamp")
         .expect("stored");
     for mv in moves {
-        game.play(now_ms(), None, mv).expect("legal");
+        game.play(wall_now_ms(), None, mv).expect("legal");
         let token = store.save(m, game, stamp).await.expect("save");
         stamp = Stamp {
             version: game.version(),
@@ -133,7 +133,7 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
         return;
     };
     let (a, b) = tokio::join!(open(&pg), open(&pg));
-    let m = meta("g", now_ms());
+    let m = meta("g", wall_now_ms());
     let mut ours = Match::untimed(Position::new());
     let created = a.create(&m, &ours).await.expect("create");
     assert_eq!(
@@ -148,7 +148,7 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
     assert_eq!(stale.version, 3);
 
     assert_eq!(b.delete("g", None).await.expect("delete"), Some(3));
-    let m2 = meta("g", now_ms());
+    let m2 = meta("g", wall_now_ms());
     let mut theirs = Match::untimed(Position::new());
     b.create(&m2, &theirs).await.expect("created again");
     let fresh = play_saved(&b, &m2, &mut theirs, &["d2d4", "d7d5", "c2c4"]).await;
@@ -167,7 +167,7 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
 
     // A's Nc6 on its stale state: a conflict at the stored version, nothing written.
     let mut stale_game = ours.clone();
-    stale_game.play(now_ms(), None, "b8c6").expect("legal");
+    stale_game.play(wall_now_ms(), None, "b8c6").expect("legal");
     match a.save(&m, &stale_game, stale).await {
         Err(StoreError::Conflict { id, current }) => {
             assert_eq!((id.as_str(), current), ("g", 3));
@@ -180,7 +180,7 @@ async fn a_game_created_again_at_the_same_version_has_another_stamp_and_refuses_
 
     // On the stored state, Nc6 lands on B's history, with a fresh token.
     let mut on_theirs = loaded.game.clone();
-    on_theirs.play(now_ms(), None, "b8c6").expect("legal");
+    on_theirs.play(wall_now_ms(), None, "b8c6").expect("legal");
     let token = a.save(&m2, &on_theirs, fresh).await.expect("save");
     assert_ne!(Some(token), fresh.token, "every write draws a fresh token");
     let back = b.load("g").await.expect("load").expect("present");
@@ -199,7 +199,7 @@ async fn the_token_step_gives_existing_games_their_own_tokens() {
     let store = open(&pg).await;
     for id in ["old1", "old2", "old3"] {
         store
-            .create(&meta(id, now_ms()), &Match::untimed(Position::new()))
+            .create(&meta(id, wall_now_ms()), &Match::untimed(Position::new()))
             .await
             .expect("create");
     }
@@ -228,7 +228,7 @@ async fn the_token_step_gives_existing_games_their_own_tokens() {
     let stamp = loaded.stamp();
     assert!(stamp.token.is_some());
     let mut game = loaded.game;
-    game.play(now_ms(), None, "e2e4").expect("legal");
+    game.play(wall_now_ms(), None, "e2e4").expect("legal");
     store
         .save(&meta("old2", 0), &game, stamp)
         .await
@@ -248,13 +248,13 @@ async fn saves_queued_together_share_a_commit_and_each_keeps_its_compare_and_set
     let fresh = Match::untimed(Position::new());
     for i in 0..GAMES {
         store
-            .create(&meta(&format!("b{i:02}"), now_ms()), &fresh)
+            .create(&meta(&format!("b{i:02}"), wall_now_ms()), &fresh)
             .await
             .expect("create");
     }
     // Game b00 moves to version 1 first; a save still expecting 0 is then stale.
     let mut moved = fresh.clone();
-    moved.play(now_ms(), None, "g1f3").expect("legal");
+    moved.play(wall_now_ms(), None, "g1f3").expect("legal");
     store
         .save(&meta("b00", 0), &moved, Stamp::version(0))
         .await
@@ -280,7 +280,7 @@ async fn saves_queued_together_share_a_commit_and_each_keeps_its_compare_and_set
     {
         let store = store.clone();
         let mut game = fresh.clone();
-        game.play(now_ms(), None, mv).expect("legal");
+        game.play(wall_now_ms(), None, mv).expect("legal");
         saves.push(tokio::spawn(async move {
             let id = format!("b{i:02}");
             let result = store.save(&meta(&id, 0), &game, Stamp::version(0)).await;
@@ -342,7 +342,7 @@ async fn the_sweep_records_a_fallen_flag_once() {
         return;
     };
     let (a, b) = tokio::join!(open(&pg), open(&pg));
-    let created = now_ms() - 1000;
+    let created = wall_now_ms() - 1000;
     let m = meta("timed", created);
     let control = TimeControl::new(100, 0).expect("a time control");
     // Created a second ago with 100 ms a side: white's flag has fallen.
@@ -356,7 +356,10 @@ async fn the_sweep_records_a_fallen_flag_once() {
         .await
         .expect("stamp")
         .expect("stored");
-    let (ra, rb) = tokio::join!(a.sweep_flags(now_ms(), 10), b.sweep_flags(now_ms(), 10));
+    let (ra, rb) = tokio::join!(
+        a.sweep_flags(wall_now_ms(), 10),
+        b.sweep_flags(wall_now_ms(), 10)
+    );
     let mut changed = ra.expect("sweep a");
     changed.extend(rb.expect("sweep b"));
     assert_eq!(changed, vec!["timed".to_string()], "recorded exactly once");
@@ -373,7 +376,12 @@ async fn the_sweep_records_a_fallen_flag_once() {
         }
     );
     // Over: no deadline left to sweep.
-    assert!(a.sweep_flags(now_ms(), 10).await.expect("sweep").is_empty());
+    assert!(
+        a.sweep_flags(wall_now_ms(), 10)
+            .await
+            .expect("sweep")
+            .is_empty()
+    );
 }
 
 /// The history limit holds on the shared store too (the same record and the same check
@@ -386,7 +394,7 @@ async fn a_full_history_refuses_moves_but_not_endings() {
         return;
     };
     let store = open(&pg).await;
-    let m = meta("full", now_ms());
+    let m = meta("full", wall_now_ms());
     let mut game = Match::untimed(Position::new());
     loop {
         let len = codec::encode(&m, &game).expect("encodes").len();

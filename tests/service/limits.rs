@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use chess_service::lifecycle::{GameMeta, Match, Start, TimeControl};
 use chess_service::pb;
+use chess_service::registry::wall_now_ms;
 use chess_service::rules::{Position, Variant};
 use chess_service::store::codec::{self, HISTORY_LIMIT, MAX_RECORD_LEN};
 use chess_service::store::{Durability, SledConfig, SledStore};
@@ -21,13 +22,6 @@ use crate::common::client::{
     BLACK, Client, WHITE, get, named, new_game, offer, play, play_request, respond, undo,
 };
 use crate::common::server::{Server, expect_error};
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("a clock after 1970")
-        .as_millis() as u64
-}
 
 fn status(g: &pb::Game) -> pb::GameStatus {
     pb::GameStatus::try_from(g.status).expect("a known status")
@@ -45,7 +39,7 @@ fn nearly_full(
     cycle: &str,
     timed: Option<TimeControl>,
 ) -> (GameMeta, Match) {
-    let now = now_ms();
+    let now = wall_now_ms();
     let meta = GameMeta {
         id: id.into(),
         variant: Variant::Standard,
@@ -128,9 +122,9 @@ async fn a_full_history_refuses_moves_and_take_backs_but_every_ending_works() {
         // when it is filled over gRPC (first).
         for (id, setup, cycle, timed) in plan.iter().rev() {
             let (meta, m) = nearly_full(id, setup, cycle, *timed);
-            store.create(&meta, &m).expect("stored");
+            store.create_now(&meta, &m).expect("stored");
         }
-        store.flush().expect("durable");
+        store.flush_blocking().expect("durable");
     }
     let server = Server::start_in(data.path(), &[]);
     let mut c = server.client().await;

@@ -112,7 +112,7 @@ fn crash_once(
     let mut in_flight_applied = 0;
     let games: Vec<String> = journal.games().map(str::to_string).collect();
     for id in &games {
-        let stored = match store.load(id) {
+        let stored = match store.load_blocking(id) {
             Ok(g) => g.map(|l| GameState {
                 start_fen: l.game.game().start().to_fen(),
                 moves: l.game.game().uci_moves(),

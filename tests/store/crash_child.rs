@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chess_service::lifecycle::{Match, TimeControl};
+use chess_service::registry::wall_now_ms;
 use chess_service::rules::{Position, Variant, chess960};
 use chess_service::store::{Durability, GameMeta, SledConfig, SledStore, Start, StoreError};
 
@@ -111,12 +112,6 @@ fn journal(line: std::fmt::Arguments<'_>) {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 fn fail(game: &str, e: &StoreError) -> ! {
     journal(format_args!("FAIL {game}"));
     eprintln!("crash child: game {game}: {e}");
@@ -135,7 +130,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
         } else {
             (Variant::Standard, Start::Standard, Position::new())
         };
-        let created = now_ms();
+        let created = wall_now_ms();
         let meta = GameMeta {
             id: id.clone(),
             variant,
@@ -150,7 +145,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
             Match::untimed(pos)
         };
         journal(format_args!("BEGIN {id} NEW {}", pos.to_fen()));
-        match store.create(&meta, &game) {
+        match store.create_now(&meta, &game) {
             Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
             Err(e) => fail(&id, &e),
         }
@@ -158,17 +153,17 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
         while game.game().ply() < args.max_ply && !game.status().is_over() {
             if game.game().ply() > 0 && rng.below(8) == 0 {
                 journal(format_args!("BEGIN {id} UNDO"));
-                game.undo(now_ms(), None)
+                game.undo(wall_now_ms(), None)
                     .expect("a game with a move can undo it");
             } else {
                 let legal = game.game().legal_moves();
                 let m = legal[rng.below(legal.len())];
                 let uci = game.game().position().uci(m);
                 journal(format_args!("BEGIN {id} PLAY {uci}"));
-                game.play(now_ms(), None, &uci)
+                game.play(wall_now_ms(), None, &uci)
                     .expect("a move from the legal list is legal");
             }
-            match store.save(&meta, &game) {
+            match store.overwrite_now(&meta, &game) {
                 Ok(ticket) => ticket.wait().await.unwrap_or_else(|e| fail(&id, &e)),
                 Err(e) => fail(&id, &e),
             }

@@ -39,7 +39,7 @@ fn build(dir: &Path) {
     let rt = rt();
     let mut game = Match::untimed(Position::new());
     let tickets: Vec<_> = (0..GAMES)
-        .map(|i| store.create(&meta(i), &game).unwrap())
+        .map(|i| store.create_now(&meta(i), &game).unwrap())
         .collect();
     rt.block_on(async {
         for t in tickets {
@@ -49,7 +49,7 @@ fn build(dir: &Path) {
     for m in MOVES {
         game.play(0, None, m).unwrap();
         let tickets: Vec<_> = (0..GAMES)
-            .map(|i| store.save(&meta(i), &game).unwrap())
+            .map(|i| store.overwrite_now(&meta(i), &game).unwrap())
             .collect();
         rt.block_on(async {
             for t in tickets {
@@ -72,10 +72,13 @@ fn served_but(store: &SledStore, deleted: Option<&str>) -> Vec<String> {
     for i in 0..GAMES {
         let id = meta(i).id;
         if Some(id.as_str()) == deleted {
-            assert!(store.load(&id).unwrap().is_none(), "{id} was deleted");
+            assert!(
+                store.load_blocking(&id).unwrap().is_none(),
+                "{id} was deleted"
+            );
             continue;
         }
-        match store.load(&id) {
+        match store.load_blocking(&id) {
             Ok(Some(g)) => assert_eq!(
                 g.game.version(),
                 MOVES.len() as u64,
@@ -269,7 +272,10 @@ fn an_accepted_rollback_serves_what_is_left_and_data_loss_for_the_rest_and_verif
     let store = SledStore::open(SledConfig::new(&dir)).expect("accepted once, it starts");
     let still = served_but(&store, Some(&first));
     assert_eq!(still, lost[1..], "the lost games stay lost until deleted");
-    assert!(store.load(&first).unwrap().is_none(), "{first} was deleted");
+    assert!(
+        store.load_blocking(&first).unwrap().is_none(),
+        "{first} was deleted"
+    );
     store.close().unwrap();
     drop(store);
 

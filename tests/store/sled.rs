@@ -95,25 +95,29 @@ fn games_written_then_reopened_are_identical() {
         let store = open(dir.path(), Durability::Fsync);
         for i in 0..12 {
             let (meta, mut game) = new_game(i);
-            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
+            rt.block_on(store.create_now(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             for _ in 0..(i * 17 % 90) {
                 if !step(&mut game, &mut rng) {
                     break;
                 }
-                rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
+                rt.block_on(store.overwrite_now(&meta, &moves_of(&game)).unwrap().wait())
                     .unwrap();
             }
-            assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+            assert_same(
+                &store.load_blocking(&meta.id).unwrap().unwrap(),
+                &meta,
+                &game,
+            );
             expected.push((meta, game));
         }
         assert_eq!(store.count_games(), 12);
     }
     let store = open(dir.path(), Durability::Fsync);
     for (meta, game) in &expected {
-        assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+        assert_same(&store.load_blocking(&meta.id).unwrap().unwrap(), meta, game);
     }
-    assert!(store.load("no-such-game").unwrap().is_none());
+    assert!(store.load_blocking("no-such-game").unwrap().is_none());
     let ids = store.ids().unwrap();
     assert_eq!(ids.len(), 12);
 }
@@ -126,16 +130,20 @@ fn create_refuses_an_existing_id_and_keeps_the_first_game() {
     let (meta, mut game) = new_game(0);
     let m = game.legal_moves()[0];
     game.play(m).unwrap();
-    rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
+    rt.block_on(store.create_now(&meta, &moves_of(&game)).unwrap().wait())
         .unwrap();
     let (_, other) = new_game(0);
     assert_eq!(
-        store.create(&meta, &moves_of(&other)).err(),
+        store.create_now(&meta, &moves_of(&other)).err(),
         Some(StoreError::AlreadyExists {
             id: meta.id.clone()
         })
     );
-    assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+    assert_same(
+        &store.load_blocking(&meta.id).unwrap().unwrap(),
+        &meta,
+        &game,
+    );
 }
 
 #[test]
@@ -151,7 +159,7 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
             for _ in 0..40 {
                 step(&mut game, &mut rng);
             }
-            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
+            rt.block_on(store.create_now(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             games.push((meta, game));
         }
@@ -162,7 +170,7 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
             let mut bad = good.clone();
             bad[i] ^= 0x5A;
             store.overwrite_raw_record(victim, &bad).unwrap();
-            match store.load(victim) {
+            match store.load_blocking(victim) {
                 Err(StoreError::DataLoss { id, reason }) => {
                     assert_eq!(&id, victim);
                     assert!(!reason.is_empty());
@@ -176,17 +184,17 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
             .unwrap();
         for (j, (meta, game)) in games.iter().enumerate() {
             if j != 2 {
-                assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+                assert_same(&store.load_blocking(&meta.id).unwrap().unwrap(), meta, game);
             }
         }
         // A save of another game after the damage still works.
         let (meta, game) = &mut games[3];
         step(game, &mut rng);
-        rt.block_on(store.save(meta, &moves_of(game)).unwrap().wait())
+        rt.block_on(store.overwrite_now(meta, &moves_of(game)).unwrap().wait())
             .unwrap();
     }
     let store = open(dir.path(), Durability::Fsync);
-    let err = store.load(&games[2].0.id).unwrap_err();
+    let err = store.load_blocking(&games[2].0.id).unwrap_err();
     assert!(
         matches!(&err, StoreError::DataLoss { id, .. } if *id == games[2].0.id),
         "{err:?}"
@@ -197,7 +205,7 @@ fn a_damaged_record_is_data_loss_for_that_game_alone() {
     );
     for (j, (meta, game)) in games.iter().enumerate() {
         if j != 2 {
-            assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+            assert_same(&store.load_blocking(&meta.id).unwrap().unwrap(), meta, game);
         }
     }
 }
@@ -216,7 +224,7 @@ fn many_concurrent_writers_of_distinct_games_all_survive_reopen() {
                 let mut rng = Rng(1000 + w as u64);
                 let (meta, mut game) = new_game(w);
                 store
-                    .create(&meta, &moves_of(&game))
+                    .create_now(&meta, &moves_of(&game))
                     .unwrap()
                     .wait()
                     .await
@@ -226,7 +234,7 @@ fn many_concurrent_writers_of_distinct_games_all_survive_reopen() {
                         break;
                     }
                     store
-                        .save(&meta, &moves_of(&game))
+                        .overwrite_now(&meta, &moves_of(&game))
                         .unwrap()
                         .wait()
                         .await
@@ -253,7 +261,7 @@ fn many_concurrent_writers_of_distinct_games_all_survive_reopen() {
     drop(store);
     let store = open(dir.path(), Durability::Fsync);
     for (meta, game) in &finished {
-        assert_same(&store.load(&meta.id).unwrap().unwrap(), meta, game);
+        assert_same(&store.load_blocking(&meta.id).unwrap().unwrap(), meta, game);
     }
 }
 
@@ -266,15 +274,15 @@ fn every_durability_level_round_trips_and_flush_makes_it_stick() {
         {
             let store = open(dir.path(), level);
             assert_eq!(store.durability(), level);
-            rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
+            rt.block_on(store.create_now(&meta, &moves_of(&game)).unwrap().wait())
                 .unwrap();
             let mut rng = Rng(3);
             for _ in 0..20 {
                 step(&mut game, &mut rng);
-                rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
+                rt.block_on(store.overwrite_now(&meta, &moves_of(&game)).unwrap().wait())
                     .unwrap();
             }
-            store.flush().unwrap();
+            store.flush_blocking().unwrap();
             if level == Durability::None {
                 assert_eq!(
                     store.commit_stats().waiters,
@@ -284,7 +292,11 @@ fn every_durability_level_round_trips_and_flush_makes_it_stick() {
             }
         }
         let store = open(dir.path(), level);
-        assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+        assert_same(
+            &store.load_blocking(&meta.id).unwrap().unwrap(),
+            &meta,
+            &game,
+        );
     }
     assert_eq!("FSYNC".parse::<Durability>(), Ok(Durability::Fsync));
     assert_eq!("flush".parse::<Durability>(), Ok(Durability::Flush));
@@ -300,15 +312,18 @@ fn a_closed_store_refuses_work() {
     let (meta, game) = new_game(0);
     store.close().unwrap();
     assert_eq!(
-        store.create(&meta, &moves_of(&game)).err(),
+        store.create_now(&meta, &moves_of(&game)).err(),
         Some(StoreError::Closed)
     );
     assert_eq!(
-        store.save(&meta, &moves_of(&game)).err(),
+        store.overwrite_now(&meta, &moves_of(&game)).err(),
         Some(StoreError::Closed)
     );
-    assert_eq!(store.load(&meta.id).err(), Some(StoreError::Closed));
-    assert_eq!(store.flush().err(), Some(StoreError::Closed));
+    assert_eq!(
+        store.load_blocking(&meta.id).err(),
+        Some(StoreError::Closed)
+    );
+    assert_eq!(store.flush_blocking().err(), Some(StoreError::Closed));
     store.close().unwrap();
 }
 
@@ -365,14 +380,14 @@ fn an_interrupted_snapshot_does_not_stop_the_next_start() {
     let (meta, game) = new_game(0);
     {
         let store = open(dir.path(), Durability::Fsync);
-        store.create(&meta, &moves_of(&game)).unwrap();
-        store.flush().unwrap();
+        store.create_now(&meta, &moves_of(&game)).unwrap();
+        store.flush_blocking().unwrap();
     }
     let leftover = dir.path().join("snap.FFFFFFFFFFFFFFFF.generating");
     std::fs::write(&leftover, b"").unwrap();
     let store = open(dir.path(), Durability::Fsync);
     assert!(!leftover.exists(), "the interrupted snapshot is removed");
-    assert!(store.load(&meta.id).unwrap().is_some());
+    assert!(store.load_blocking(&meta.id).unwrap().is_some());
     // Without the clean-up, sled itself refuses the directory: the case is real.
     drop(store);
     std::fs::write(&leftover, b"").unwrap();
@@ -408,14 +423,14 @@ fn a_full_history_refuses_moves_but_not_endings() {
             m.undo(0, None).unwrap();
         }
     }
-    store.create(&meta, &m).unwrap();
+    store.create_now(&meta, &m).unwrap();
     // One more cycle than fits is refused, and leaves the stored game as it was.
     let mut moved = m.clone();
     while codec::encode(&meta, &moved).unwrap().len() <= HISTORY_LIMIT {
         moved.play(0, None, "e4").unwrap();
         moved.undo(0, None).unwrap();
     }
-    let refused = store.save(&meta, &moved).err();
+    let refused = store.overwrite_now(&meta, &moved).err();
     let Some(StoreError::HistoryFull { len, limit, .. }) = refused else {
         panic!("{refused:?}")
     };
@@ -423,9 +438,14 @@ fn a_full_history_refuses_moves_but_not_endings() {
         len > HISTORY_LIMIT && limit == HISTORY_LIMIT,
         "{len} {limit}"
     );
-    store.flush().unwrap();
+    store.flush_blocking().unwrap();
     assert_eq!(
-        store.load(&meta.id).unwrap().unwrap().game.version(),
+        store
+            .load_blocking(&meta.id)
+            .unwrap()
+            .unwrap()
+            .game
+            .version(),
         m.version()
     );
     // The same history ended (after an offer and its refusal) is accepted.
@@ -434,9 +454,9 @@ fn a_full_history_refuses_moves_but_not_endings() {
     ended.respond_to_draw(0, Color::Black, false).unwrap();
     ended.resign(0, Color::Black).unwrap();
     assert!(codec::encode(&meta, &ended).unwrap().len() <= MAX_RECORD_LEN);
-    store.save(&meta, &ended).unwrap();
-    store.flush().unwrap();
-    let loaded = store.load(&meta.id).unwrap().unwrap();
+    store.overwrite_now(&meta, &ended).unwrap();
+    store.flush_blocking().unwrap();
+    let loaded = store.load_blocking(&meta.id).unwrap().unwrap();
     assert!(loaded.game.status().is_over());
     assert_eq!(loaded.game.version(), ended.version());
 }
@@ -450,7 +470,7 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
     let store = open(dir.path(), Durability::Flush);
     let rt = rt();
     let (meta, mut game) = new_game(0);
-    rt.block_on(store.create(&meta, &moves_of(&game)).unwrap().wait())
+    rt.block_on(store.create_now(&meta, &moves_of(&game)).unwrap().wait())
         .unwrap();
     let mut rng = Rng(11);
     for round in 0..30 {
@@ -460,9 +480,13 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
         for _ in 0..(round % 7) {
             step(&mut game, &mut rng);
         }
-        rt.block_on(store.save(&meta, &moves_of(&game)).unwrap().wait())
+        rt.block_on(store.overwrite_now(&meta, &moves_of(&game)).unwrap().wait())
             .unwrap();
-        assert_same(&store.load(&meta.id).unwrap().unwrap(), &meta, &game);
+        assert_same(
+            &store.load_blocking(&meta.id).unwrap().unwrap(),
+            &meta,
+            &game,
+        );
     }
 }
 
@@ -528,7 +552,7 @@ fn deletes_survive_reopen_and_a_layout_one_directory_is_indexed_at_open() {
             ["game-0000", "game-0001", "game-0003", "game-0005"]
         );
         assert_eq!(ids(&store, StatusFilter::Ended), ["game-0001"]);
-        assert!(store.load("game-0004").unwrap().is_none());
+        assert!(store.load_blocking("game-0004").unwrap().is_none());
     }
     // Make it a layout 1 directory: no index, the old marker.
     {
