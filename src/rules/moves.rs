@@ -165,9 +165,12 @@ impl fmt::Display for Move {
     }
 }
 
-/// A reachable position has at most 218 legal moves, but FEN can describe unreachable ones
-/// (fifteen queens a side); 512 bounds any position with at most 16 pieces a side.
-pub const MAX_MOVES: usize = 512;
+/// A reachable standard position has at most 218 legal moves, but FEN can describe
+/// unreachable ones (fifteen queens a side), and the variants hold more pieces: horde's 36
+/// white pieces (all queens: under 972 moves), crazyhouse's 32 pieces on the board and in
+/// hand (at most about 870 moves and drops). 1,024 bounds every position any variant's
+/// FEN accepts.
+pub const MAX_MOVES: usize = 1024;
 
 /// A list of moves on the stack: the generator never allocates.
 #[derive(Clone)]

@@ -192,6 +192,17 @@ fn check_variant<R: VariantRules>(records: &[&Record], exercised: &mut Exercised
                 continue;
             };
             let ours = pos.after(m);
+            // Our own FEN reads back as the same position, key included.
+            match VariantPosition::<R>::from_fen(&ours.to_fen()) {
+                Ok(again) if again == ours => {}
+                _ => fail(format!("{}: our FEN does not read back", ours.to_fen())),
+            }
+            if ours.board().zobrist() != ours.board().zobrist_from_scratch() {
+                fail(format!(
+                    "{}: the key drifted from the position",
+                    ours.to_fen()
+                ));
+            }
             match VariantPosition::<R>::from_fen(fen_after) {
                 Ok(theirs) if theirs == ours => {}
                 Ok(_) => fail(format!(

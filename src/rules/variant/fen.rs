@@ -137,10 +137,8 @@ impl<R: VariantRules> VariantPosition<R> {
 
 /// The placement and the pocket: `board[pocket]` or a ninth rank `board/pocket`.
 fn split_pocket(text: &str) -> (&str, &str) {
-    if let Some(inner) = text.strip_suffix(']') {
-        if let Some((board, pocket)) = inner.split_once('[') {
-            return (board, pocket);
-        }
+    if let Some((board, pocket)) = text.strip_suffix(']').and_then(|t| t.split_once('[')) {
+        return (board, pocket);
     }
     if text.matches('/').count() == 8 {
         let (board, pocket) = text.rsplit_once('/').expect("eight slashes");

@@ -60,6 +60,9 @@ impl VariantRules for Horde {
 
 /// python-chess's horde material rule (derived in stevepapazis's
 /// horde-insufficient-material-tests): whether white cannot mate whatever black does.
+/// The conditions are kept term for term as python-chess writes them (`not (...)`), so a
+/// reader can check them against it line by line.
+#[allow(clippy::nonminimal_bool)]
 fn horde_cannot_mate(b: &Position) -> bool {
     let count = |bb: Bitboard| bb.count();
     let white = b.by_color(Color::White);

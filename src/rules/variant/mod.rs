@@ -295,10 +295,8 @@ impl<R: VariantRules> VariantPosition<R> {
                 }
             }
         }
-        if R::EXPLODES {
-            if let Some(center) = captured_at {
-                castling = atomic::explode(board, m, center, castling);
-            }
+        if let Some(center) = captured_at.filter(|_| R::EXPLODES) {
+            castling = atomic::explode(board, m, center, castling);
         }
         if castling != board.castling {
             board.set_castling(castling);
