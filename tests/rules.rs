@@ -22,5 +22,7 @@ mod properties;
 mod variant_corpus;
 #[path = "rules/variant_perft.rs"]
 mod variant_perft;
+#[path = "rules/variant_properties.rs"]
+mod variant_properties;
 #[path = "rules/winnability.rs"]
 mod winnability;

@@ -42,7 +42,7 @@ pub enum SanError {
 
 /// SAN as written, before it is matched against a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SanText {
+pub(crate) enum SanText {
     Castle(CastleSide),
     Normal {
         role: Role,
@@ -54,6 +54,14 @@ enum SanText {
 }
 
 fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
+    parse_syntax_with(text, false)
+}
+
+/// SAN syntax; `king_promotions` also reads `=K` (antichess).
+pub(crate) fn parse_syntax_with(
+    text: &str,
+    king_promotions: bool,
+) -> Result<SanText, &'static str> {
     if text.len() > MAX_SAN_LEN {
         return Err("too long");
     }
@@ -93,7 +101,12 @@ fn parse_syntax(text: &str) -> Result<SanText, &'static str> {
             || rest.last() == Some(&b'=')
             || rest.last().is_some_and(u8::is_ascii_digit))
     {
-        if !matches!(p, Role::Queen | Role::Rook | Role::Bishop | Role::Knight) {
+        let allowed = match p {
+            Role::Queen | Role::Rook | Role::Bishop | Role::Knight => true,
+            Role::King => king_promotions,
+            Role::Pawn => false,
+        };
+        if !allowed {
             return Err("a pawn promotes to Q, R, B or N");
         }
         promotion = Some(p);

@@ -172,9 +172,19 @@ fn check_variant<R: VariantRules>(records: &[&Record], exercised: &mut Exercised
                 r.fen
             ));
         }
+        // Every legal move reads back from its UCI.
+        for &m in legal.iter() {
+            if pos.parse_uci(&pos.uci(m)) != Ok(m) {
+                fail(format!(
+                    "{}: {} does not read back as UCI",
+                    r.fen,
+                    pos.uci(m)
+                ));
+            }
+        }
         for (uci, san) in &r.san {
             match legal.iter().find(|&&m| pos.uci(m) == *uci) {
-                Some(&m) if pos.san(m) == *san => {}
+                Some(&m) if pos.san(m) == *san && pos.parse_san(san) == Ok(m) => {}
                 Some(&m) => fail(format!(
                     "{}: {uci}: SAN ours {}, theirs {san}",
                     r.fen,

@@ -14,6 +14,7 @@ mod crazyhouse;
 mod fen;
 mod horde;
 mod king_of_the_hill;
+mod notation;
 mod pockets;
 mod pseudo;
 mod racing_kings;
@@ -36,6 +37,7 @@ pub use atomic::Atomic;
 pub use crazyhouse::Crazyhouse;
 pub use horde::Horde;
 pub use king_of_the_hill::KingOfTheHill;
+pub use notation::VariantMoveError;
 pub use pockets::{POCKET_ROLES, Pockets};
 pub use racing_kings::RacingKings;
 pub use three_check::ThreeCheck;
@@ -353,4 +355,45 @@ impl<R: VariantRules> Default for VariantPosition<R> {
 #[inline]
 pub(crate) fn standard_moves(board: &Position, list: &mut MoveList) {
     super::movegen::generate::<Magic, _>(board, list);
+}
+
+impl<R: VariantRules> VariantPosition<R> {
+    /// The repetition key: the placement, side to move, castling rights and legal en
+    /// passant square (the inner position's Zobrist key), and the state the variant adds
+    /// to a position's identity: crazyhouse's pockets and promoted pieces, three-check's
+    /// checks given. Equal positions have equal keys.
+    pub fn repetition_key(&self) -> u64 {
+        let mut key = self.board.zobrist();
+        if R::POCKETS {
+            for color in Color::ALL {
+                for role in POCKET_ROLES {
+                    let n = self.pockets.count(color, role);
+                    if n > 0 {
+                        let slot = (color.index() * 8 + role.index()) as u64;
+                        key ^= mix((0x100 + slot) << 32 | u64::from(n));
+                    }
+                }
+            }
+            if self.promoted.any() {
+                key ^= mix(0x300 << 32 ^ self.promoted.0);
+            }
+        }
+        if R::COUNTS_CHECKS {
+            for color in Color::ALL {
+                let n = self.checks_given[color.index()];
+                if n > 0 {
+                    key ^= mix((0x200 + color.index() as u64) << 32 | u64::from(n));
+                }
+            }
+        }
+        key
+    }
+}
+
+/// splitmix64's finaliser: spreads a small identifier over all 64 bits.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
