@@ -11,6 +11,10 @@ use std::hint::black_box;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use chess_service::rules::variant::{
+    Antichess, Atomic, Crazyhouse, Horde, KingOfTheHill, RacingKings, ThreeCheck, VariantPosition,
+    VariantRules,
+};
 use chess_service::rules::{Position, Variant, perft, perft_parallel};
 
 const POSITIONS: [(&str, &str, u32, u64); 5] = [
@@ -103,6 +107,10 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(5);
     if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    if args.iter().any(|a| a == "--variants") {
+        variants(rounds);
         return;
     }
     if args.iter().any(|a| a == "--parallel-only") {
@@ -224,4 +232,123 @@ fn parallel(rounds: usize) {
         total_nodes as f64 / tn / 1e6,
         t1 / tn
     );
+}
+
+/// One variant position for the variant benchmark: (variant, lichess key, FEN, depth).
+const VARIANT_POSITIONS: [(&str, &str, u32); 7] = [
+    (
+        "atomic",
+        "rn2kb1r/1pp1p2p/p2q1pp1/3P4/2P3b1/4PN2/PP3PPP/R2QKB1R b KQkq - 0 1",
+        4,
+    ),
+    (
+        "crazyhouse",
+        "r1bqk2r/pppp1ppp/2n1p3/4P3/1b1Pn3/2NB1N2/PPP2PPP/R1BQK2R[] b KQkq - 0 1",
+        4,
+    ),
+    (
+        "antichess",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1",
+        5,
+    ),
+    (
+        "horde",
+        "rnbqkbnr/pppppppp/8/1PP2PP1/PPPPPPPP/PPPPPPPP/PPPPPPPP/PPPPPPPP w kq - 0 1",
+        5,
+    ),
+    ("racingKings", "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1", 5),
+    (
+        "kingOfTheHill",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        5,
+    ),
+    (
+        "threeCheck",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1 +0+0",
+        4,
+    ),
+];
+
+fn ours_variant<R: VariantRules>(fen: &str, depth: u32) -> Runner {
+    let pos = VariantPosition::<R>::from_fen(fen).expect("valid FEN");
+    Box::new(move || black_box(&pos).perft(depth))
+}
+
+fn shakmaty_variant<P>(fen: &str, depth: u32) -> Runner
+where
+    P: shakmaty::Position + shakmaty::FromSetup + Clone + 'static,
+{
+    let pos: P = fen
+        .parse::<shakmaty::fen::Fen>()
+        .expect("shakmaty parses the FEN")
+        .into_position(shakmaty::CastlingMode::Chess960)
+        .expect("legal position");
+    Box::new(move || shakmaty::perft(black_box(&pos), depth))
+}
+
+/// Perft in each of lichess's variants against shakmaty's, interleaved as the standard
+/// benchmark is: `cargo bench --bench perft -- --variants --rounds N`.
+fn variants(rounds: usize) {
+    use shakmaty::variant as sv;
+    println!("variant perft benchmark: {rounds} interleaved rounds, one thread\n");
+    println!(
+        "| variant | depth | nodes | ours M nodes/s | shakmaty 0.30.1 M nodes/s | ours / shakmaty |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (key, fen, depth) in VARIANT_POSITIONS {
+        let (ours, theirs): (Runner, Runner) = match key {
+            "atomic" => (
+                ours_variant::<Atomic>(fen, depth),
+                shakmaty_variant::<sv::Atomic>(fen, depth),
+            ),
+            "crazyhouse" => (
+                ours_variant::<Crazyhouse>(fen, depth),
+                shakmaty_variant::<sv::Crazyhouse>(fen, depth),
+            ),
+            "antichess" => (
+                ours_variant::<Antichess>(fen, depth),
+                shakmaty_variant::<sv::Antichess>(fen, depth),
+            ),
+            "horde" => (
+                ours_variant::<Horde>(fen, depth),
+                shakmaty_variant::<sv::Horde>(fen, depth),
+            ),
+            "racingKings" => (
+                ours_variant::<RacingKings>(fen, depth),
+                shakmaty_variant::<sv::RacingKings>(fen, depth),
+            ),
+            "kingOfTheHill" => (
+                ours_variant::<KingOfTheHill>(fen, depth),
+                shakmaty_variant::<sv::KingOfTheHill>(fen, depth),
+            ),
+            _ => (
+                ours_variant::<ThreeCheck>(fen, depth),
+                shakmaty_variant::<sv::ThreeCheck>(fen, depth),
+            ),
+        };
+        let (mut t_ours, mut t_theirs) = (Vec::new(), Vec::new());
+        let mut nodes = 0;
+        for round in 0..rounds {
+            let order: [(&Runner, &mut Vec<f64>); 2] = if round % 2 == 0 {
+                [(&ours, &mut t_ours), (&theirs, &mut t_theirs)]
+            } else {
+                [(&theirs, &mut t_theirs), (&ours, &mut t_ours)]
+            };
+            let mut counts = Vec::new();
+            for (run, times) in order {
+                let start = Instant::now();
+                counts.push(run());
+                times.push(start.elapsed().as_secs_f64());
+            }
+            assert_eq!(counts[0], counts[1], "{key}: the two engines disagree");
+            nodes = counts[0];
+        }
+        let (a, b) = (median(t_ours), median(t_theirs));
+        println!(
+            "| {key} | {depth} | {nodes} | {:.1} | {:.1} | {:.2}x |",
+            nodes as f64 / a / 1e6,
+            nodes as f64 / b / 1e6,
+            b / a
+        );
+    }
 }

@@ -345,6 +345,18 @@ mod legal_list {
     }
 }
 
+mod legal_into {
+    use super::*;
+    #[inline(never)]
+    pub fn portable(pos: &Position, list: &mut MoveList) {
+        generate::<Magic, _>(pos, list);
+    }
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+    pub unsafe fn bmi2(pos: &Position, list: &mut MoveList) {
+        generate::<Pext, _>(pos, list);
+    }
+}
+
 mod legal_count {
     use super::*;
     #[inline(never)]
@@ -377,6 +389,11 @@ impl Position {
     /// ```
     pub fn legal_moves(&self) -> MoveList {
         with_sliders!(legal_list(self))
+    }
+
+    /// Appends every legal move to `list` (the variants add their own moves after).
+    pub(crate) fn legal_moves_into(&self, list: &mut MoveList) {
+        with_sliders!(legal_into(self, list))
     }
 
     /// How many legal moves there are, without listing them.

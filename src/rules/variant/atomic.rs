@@ -90,7 +90,8 @@ impl VariantRules for Atomic {
         let mut pseudo = MoveList::new();
         pseudo::generate(board, &rules, &mut pseudo);
         for &m in pseudo.iter() {
-            let after = pos.after(m);
+            let mut after = *pos;
+            after.play_board(m);
             let b = &after.board;
             let ours_left = b.pieces(us, Role::King).any();
             let theirs_left = b.pieces(!us, Role::King).any();

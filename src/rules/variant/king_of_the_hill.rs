@@ -23,6 +23,10 @@ impl VariantRules for KingOfTheHill {
         standard_moves(&pos.board, list);
     }
 
+    fn count_moves(pos: &VariantPosition<Self>) -> u64 {
+        pos.board.count_legal_moves()
+    }
+
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {
         Color::ALL
             .into_iter()

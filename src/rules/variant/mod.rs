@@ -24,7 +24,6 @@ mod three_check;
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use super::attacks::Magic;
 use super::bitboard::Bitboard;
 use super::fen::Placement;
 use super::moves::{Move, MoveKind, MoveList};
@@ -86,6 +85,14 @@ pub trait VariantRules: Copy + Default + Debug + Eq + Hash + Send + Sync + 'stat
 
     /// Every legal move of a position whose game the variant has not ended.
     fn generate(pos: &VariantPosition<Self>, list: &mut MoveList);
+
+    /// How many legal moves a position whose game the variant has not ended has (perft's
+    /// last ply). Variants with standard chess's moves count without listing them.
+    fn count_moves(pos: &VariantPosition<Self>) -> u64 {
+        let mut list = MoveList::new();
+        Self::generate(pos, &mut list);
+        list.len() as u64
+    }
 
     /// The variant's own ending, judged before any move is generated.
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd>;
@@ -230,6 +237,16 @@ impl<R: VariantRules> VariantPosition<R> {
 
     /// Plays `m`, which must be one of this position's legal moves.
     pub fn play(&mut self, m: Move) {
+        self.play_board(m);
+        if m.kind == MoveKind::DoublePush {
+            let ep = Square::new((m.from as u8 + m.to as u8) / 2);
+            self.keep_ep_if_capturable(ep);
+        }
+    }
+
+    /// Everything `play` does but set the en passant square, which takes a move
+    /// generation: enough for a legality test that only looks at the board.
+    pub(crate) fn play_board(&mut self, m: Move) {
         let us = self.board.turn();
         let them = !us;
         let board = &mut self.board;
@@ -312,10 +329,6 @@ impl<R: VariantRules> VariantPosition<R> {
             let given = &mut self.checks_given[us.index()];
             *given = given.saturating_add(1);
         }
-        if m.kind == MoveKind::DoublePush {
-            let ep = Square::new((m.from as u8 + m.to as u8) / 2);
-            self.keep_ep_if_capturable(ep);
-        }
     }
 
     /// Sets the en passant square only if the side to move can legally capture there
@@ -337,10 +350,14 @@ impl<R: VariantRules> VariantPosition<R> {
         if depth == 0 {
             return 1;
         }
-        let moves = self.legal_moves();
         if depth == 1 {
-            return moves.len() as u64;
+            return if R::variant_end(self).is_some() {
+                0
+            } else {
+                R::count_moves(self)
+            };
         }
+        let moves = self.legal_moves();
         moves.iter().map(|&m| self.after(m).perft(depth - 1)).sum()
     }
 }
@@ -354,7 +371,7 @@ impl<R: VariantRules> Default for VariantPosition<R> {
 /// The legal moves of standard chess for the inner position (both kings present).
 #[inline]
 pub(crate) fn standard_moves(board: &Position, list: &mut MoveList) {
-    super::movegen::generate::<Magic, _>(board, list);
+    board.legal_moves_into(list);
 }
 
 impl<R: VariantRules> VariantPosition<R> {
