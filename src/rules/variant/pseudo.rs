@@ -66,46 +66,42 @@ fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
     let empty = !pos.occupied();
     let fwd: i8 = if us == Color::White { 8 } else { -8 };
     let last = Bitboard::promotion_rank(us);
-    let second = Bitboard::rank(us.relative_rank(Rank::Second));
-    let first = Bitboard::rank(us.relative_rank(Rank::First));
-    let promote = |list: &mut MoveList, from: Square, to: Square| {
-        for kind in [
-            MoveKind::PromoteQueen,
-            MoveKind::PromoteRook,
-            MoveKind::PromoteBishop,
-            MoveKind::PromoteKnight,
-        ] {
-            list.push(Move::new(Role::Pawn, from, to, kind));
-        }
-        if rules.king_promotions {
-            list.push(Move::new(Role::Pawn, from, to, MoveKind::PromoteKing));
-        }
-    };
     let pawns = pos.pieces(us, Role::Pawn);
-    for from in pawns {
-        let bb = Bitboard::from_square(from);
-        let single = bb.shift(fwd) & empty;
-        let west = (bb & NOT_FILE_A).shift(fwd - 1) & theirs;
-        let east = (bb & NOT_FILE_H).shift(fwd + 1) & theirs;
-        for to in single | west | east {
-            if last.contains(to) {
-                promote(list, from, to);
-            } else {
-                list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
+    // Set-wise, one direction at a time: every target of a batch came from `t - delta`.
+    let single = pawns.shift(fwd) & empty;
+    let west = (pawns & NOT_FILE_A).shift(fwd - 1) & theirs;
+    let east = (pawns & NOT_FILE_H).shift(fwd + 1) & theirs;
+    for (targets, delta) in [(single, fwd), (west, fwd - 1), (east, fwd + 1)] {
+        for to in targets & !last {
+            let from = Square::new((to as i8 - delta) as u8);
+            list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
+        }
+        for to in targets & last {
+            let from = Square::new((to as i8 - delta) as u8);
+            for kind in [
+                MoveKind::PromoteQueen,
+                MoveKind::PromoteRook,
+                MoveKind::PromoteBishop,
+                MoveKind::PromoteKnight,
+            ] {
+                list.push(Move::new(Role::Pawn, from, to, kind));
+            }
+            if rules.king_promotions {
+                list.push(Move::new(Role::Pawn, from, to, MoveKind::PromoteKing));
             }
         }
-        if single.any() {
-            let double = single.shift(fwd) & empty;
-            if let Some(to) = double.first() {
-                if second.contains(from) {
-                    list.push(Move::new(Role::Pawn, from, to, MoveKind::DoublePush));
-                } else if rules.first_rank_double_steps
-                    && us == Color::White
-                    && first.contains(from)
-                {
-                    list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
-                }
-            }
+    }
+    let third = Bitboard::rank(us.relative_rank(Rank::Third));
+    for to in (single & third).shift(fwd) & empty {
+        let from = Square::new((to as i8 - 2 * fwd) as u8);
+        list.push(Move::new(Role::Pawn, from, to, MoveKind::DoublePush));
+    }
+    if rules.first_rank_double_steps && us == Color::White {
+        // Horde: from the first rank over the second to the third, with no en passant.
+        let first = Bitboard::rank(Rank::First);
+        for to in ((pawns & first).shift(fwd) & empty).shift(fwd) & empty {
+            let from = Square::new((to as i8 - 2 * fwd) as u8);
+            list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
         }
     }
     if let Some(ep) = pos.ep_square() {

@@ -6,13 +6,45 @@ use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
 use crate::rules::attacks;
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
-use crate::rules::moves::MoveList;
+use crate::rules::moves::{Move, MoveList};
 use crate::rules::piece::Role;
+use crate::rules::position::Position;
 use crate::rules::square::{Color, Rank};
 
 /// Racing Kings, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RacingKings;
+
+/// Whether `m`, a legal move of `board`, checks the enemy king: directly from its
+/// destination, or by uncovering one of our sliders. Castling and en passant (which a
+/// Racing Kings game never has, but a FEN may describe) are played out instead.
+fn gives_check(board: &Position, m: Move) -> bool {
+    if m.is_castle() || m.is_en_passant() {
+        return board.after_trusted(m).is_check();
+    }
+    let us = board.turn();
+    let Some(king) = board.pieces(!us, Role::King).first() else {
+        return false;
+    };
+    let occ = board.occupied().without(m.from) | Bitboard::from_square(m.to);
+    let direct = match m.promotion().unwrap_or(m.role) {
+        Role::Pawn => attacks::pawn_attacks(us, m.to),
+        Role::Knight => attacks::knight_attacks(m.to),
+        Role::Bishop => attacks::bishop_attacks(m.to, occ),
+        Role::Rook => attacks::rook_attacks(m.to, occ),
+        Role::Queen => attacks::queen_attacks(m.to, occ),
+        Role::King => attacks::king_attacks(m.to),
+    };
+    if direct.contains(king) {
+        return true;
+    }
+    let ours = board.by_color(us).without(m.from);
+    let queens = board.by_role(Role::Queen);
+    let rooks = (board.by_role(Role::Rook) | queens) & ours;
+    let bishops = (board.by_role(Role::Bishop) | queens) & ours;
+    (attacks::rook_attacks(king, occ) & rooks).any()
+        || (attacks::bishop_attacks(king, occ) & bishops).any()
+}
 
 impl VariantRules for RacingKings {
     const KEY: &'static str = "racingKings";
@@ -22,7 +54,7 @@ impl VariantRules for RacingKings {
     fn generate(pos: &VariantPosition<Self>, list: &mut MoveList) {
         standard_moves(&pos.board, list);
         let board = &pos.board;
-        list.retain(|&m| !board.after_trusted(m).is_check());
+        list.retain(|&m| !gives_check(board, m));
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {
