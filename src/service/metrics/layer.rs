@@ -1,0 +1,193 @@
+//! The tower layer ([`MetricsLayer`]) that counts and times every gRPC call, refused ones
+//! included, and the response body ([`MetricsBody`]) that records a call when its status
+//! trailers pass, or as cancelled when it is dropped before them. Apart from the registry
+//! because it is the one part that sits in the path of every request and response.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use super::{CANCELLED, Metrics, UNKNOWN, get};
+
+/// The tower layer that counts and times every gRPC call.
+#[derive(Clone, Copy, Default)]
+pub struct MetricsLayer;
+
+impl<S> tower::Layer<S> for MetricsLayer {
+    type Service = MetricsService<S>;
+
+    fn layer(&self, inner: S) -> MetricsService<S> {
+        MetricsService { inner }
+    }
+}
+
+/// The service the [`MetricsLayer`] wraps around the server's routes.
+#[derive(Clone)]
+pub struct MetricsService<S> {
+    inner: S,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for MetricsService<S>
+where
+    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResBody: http_body::Body + Send + 'static,
+{
+    type Response = http::Response<MetricsBody<ResBody>>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        // The clone is not ready; the one polled ready serves this call.
+        let clone = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        let Some(metrics) = get() else {
+            let answer = ready.call(request);
+            return Box::pin(async move {
+                let response = answer.await?;
+                Ok(response.map(|body| MetricsBody {
+                    inner: body,
+                    call: None,
+                }))
+            });
+        };
+        let method = metrics.method(request.uri().path());
+        metrics.record_start(method);
+        // Counted as cancelled unless an answer's status is seen first.
+        let call = Call {
+            metrics,
+            method,
+            start: Instant::now(),
+            code: None,
+        };
+        let answer = ready.call(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            let (parts, body) = response.into_parts();
+            let call = match grpc_status(&parts.headers) {
+                // An error (trailers-only response): the status is in the headers.
+                Some(code) => {
+                    call.finish(code);
+                    None
+                }
+                None => Some(call),
+            };
+            Ok(http::Response::from_parts(
+                parts,
+                MetricsBody { inner: body, call },
+            ))
+        })
+    }
+}
+
+/// The `grpc-status` of headers or trailers, if they carry one.
+fn grpc_status(headers: &http::HeaderMap) -> Option<usize> {
+    let value = headers.get("grpc-status")?;
+    Some(
+        std::str::from_utf8(value.as_bytes())
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or(UNKNOWN),
+    )
+}
+
+/// A call whose status is not known yet; recorded when dropped.
+struct Call {
+    metrics: &'static Metrics,
+    method: usize,
+    start: Instant,
+    code: Option<usize>,
+}
+
+impl Call {
+    fn finish(mut self, code: usize) {
+        self.code = Some(code);
+    }
+}
+
+impl Drop for Call {
+    /// Dropped without a status: the response was abandoned before it (the caller went
+    /// away, or the connection broke), which counts as cancelled.
+    fn drop(&mut self) {
+        let code = self.code.unwrap_or(CANCELLED);
+        self.metrics.record_end(self.method, code, self.start);
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that records its call when the status trailers pass.
+    pub struct MetricsBody<B> {
+        #[pin]
+        inner: B,
+        call: Option<Call>,
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for MetricsBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(trailers) = frame.trailers_ref()
+                    && let Some(call) = this.call.take()
+                {
+                    call.finish(grpc_status(trailers).unwrap_or(UNKNOWN));
+                }
+            }
+            Poll::Ready(None) => {
+                // The body ended without a status: not a gRPC answer.
+                if let Some(call) = this.call.take() {
+                    call.finish(UNKNOWN);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {
+                if let Some(call) = this.call.take() {
+                    call.finish(UNKNOWN);
+                }
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_read_from_headers() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(grpc_status(&headers), None);
+        headers.insert("grpc-status", http::HeaderValue::from_static("5"));
+        assert_eq!(grpc_status(&headers), Some(5));
+        headers.insert("grpc-status", http::HeaderValue::from_static("x"));
+        assert_eq!(grpc_status(&headers), Some(UNKNOWN));
+    }
+}
