@@ -9,7 +9,7 @@ use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::{Move, MoveList};
 use crate::rules::piece::Role;
-use crate::rules::position::Position;
+use crate::rules::position::{Position, ep_captured_square};
 use crate::rules::square::{Color, Square};
 
 /// Atomic chess, as lichess plays it.
@@ -45,6 +45,60 @@ pub(super) fn explode(
         board.remove(color, role, sq);
     }
     castling
+}
+
+/// Whether `m` (a pseudo-legal move other than castling, with both kings on the board)
+/// is legal in atomic: our king survives the explosion, and either the enemy king does
+/// not, or the kings touch afterwards, or no enemy piece left attacks our king. Computed
+/// on bitboards, without playing the move.
+fn leaves_king_safe(board: &Position, m: Move) -> bool {
+    let us = board.turn();
+    let them = !us;
+    let (Some(our_king), Some(their_king)) = (
+        board.pieces(us, Role::King).first(),
+        board.pieces(them, Role::King).first(),
+    ) else {
+        return false;
+    };
+    let mut occ = board.occupied().without(m.from);
+    let mut theirs = board.by_color(them);
+    let captured = if m.is_en_passant() {
+        Some(ep_captured_square(us, m.to))
+    } else if theirs.contains(m.to) {
+        Some(m.to)
+    } else {
+        None
+    };
+    let king = if m.role == Role::King { m.to } else { our_king };
+    match captured {
+        Some(victim) => {
+            if m.role == Role::King {
+                // The capturing king explodes with its capture.
+                return false;
+            }
+            let blast = attacks::king_attacks(m.to) & !board.by_role(Role::Pawn);
+            if blast.contains(our_king) {
+                return false;
+            }
+            if blast.contains(their_king) {
+                return true;
+            }
+            let gone = blast | Bitboard::from_square(victim) | Bitboard::from_square(m.to);
+            occ &= !gone;
+            theirs &= !gone;
+        }
+        None => occ |= Bitboard::from_square(m.to),
+    }
+    if attacks::king_attacks(king).contains(their_king) {
+        return true;
+    }
+    let queens = board.by_role(Role::Queen);
+    let rooks = (board.by_role(Role::Rook) | queens) & theirs;
+    let bishops = (board.by_role(Role::Bishop) | queens) & theirs;
+    (attacks::knight_attacks(king) & board.by_role(Role::Knight) & theirs).is_empty()
+        && (attacks::pawn_attacks(us, king) & board.by_role(Role::Pawn) & theirs).is_empty()
+        && (attacks::rook_attacks(king, occ) & rooks).is_empty()
+        && (attacks::bishop_attacks(king, occ) & bishops).is_empty()
 }
 
 /// The two kings stand side by side.
@@ -90,12 +144,15 @@ impl VariantRules for Atomic {
         let mut pseudo = MoveList::new();
         pseudo::generate(board, &rules, &mut pseudo);
         for &m in pseudo.iter() {
-            let mut after = *pos;
-            after.play_board(m);
-            let b = &after.board;
-            let ours_left = b.pieces(us, Role::King).any();
-            let theirs_left = b.pieces(!us, Role::King).any();
-            if ours_left && (!theirs_left || !king_attacked(b, us)) {
+            let legal = if m.is_castle() {
+                let mut after = *pos;
+                after.play_board(m);
+                let b = &after.board;
+                !king_attacked(b, us)
+            } else {
+                leaves_king_safe(board, m)
+            };
+            if legal {
                 list.push(m);
             }
         }
