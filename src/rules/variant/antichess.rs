@@ -7,7 +7,7 @@ use super::{VariantEnd, VariantOutcome, VariantPosition, VariantRules};
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::MoveList;
-use crate::rules::square::Color;
+use crate::rules::square::{Color, Square};
 
 /// Antichess, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -34,6 +34,12 @@ impl VariantRules for Antichess {
         if list.iter().any(captures) {
             list.retain(captures);
         }
+    }
+
+    fn ep_capturable(_: &VariantPosition<Self>, _: Square) -> bool {
+        // No king to expose, and a capture is always allowed: a pawn that attacks the
+        // square may take.
+        true
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {

@@ -4,13 +4,13 @@
 //! in double check no drop helps.
 
 use super::pockets::POCKET_ROLES;
-use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
+use super::{VariantEnd, VariantPosition, VariantRules, standard_ep_capturable, standard_moves};
 use crate::rules::attacks;
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::{Move, MoveList};
 use crate::rules::piece::Role;
-use crate::rules::square::{Color, Rank};
+use crate::rules::square::{Color, Rank, Square};
 
 /// Crazyhouse, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -56,6 +56,10 @@ impl VariantRules for Crazyhouse {
                 list.push(Move::drop(role, sq));
             }
         }
+    }
+
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        standard_ep_capturable(&pos.board, ep)
     }
 
     fn variant_end(_: &VariantPosition<Self>) -> Option<VariantEnd> {

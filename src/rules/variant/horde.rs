@@ -3,17 +3,24 @@
 //! en passant square); black may castle.
 
 use super::pseudo::{self, PseudoRules};
-use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
+use super::{VariantEnd, VariantPosition, VariantRules, standard_ep_capturable, standard_moves};
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::MoveList;
 use crate::rules::piece::Role;
 use crate::rules::position::Position;
-use crate::rules::square::Color;
+use crate::rules::square::{Color, Square};
 
 /// Horde, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Horde;
+
+/// The horde's pseudo-legal rules: its first-rank pawns may step two squares.
+const HORDE_PAWNS: PseudoRules = PseudoRules {
+    king_promotions: false,
+    first_rank_double_steps: true,
+    castling_exempt: Bitboard::EMPTY,
+};
 
 impl VariantRules for Horde {
     const KEY: &'static str = "horde";
@@ -32,12 +39,25 @@ impl VariantRules for Horde {
             standard_moves(board, list);
         } else {
             // The horde has no king to expose: every move it can make is legal.
-            let rules = PseudoRules {
-                first_rank_double_steps: true,
-                ..PseudoRules::default()
-            };
-            pseudo::generate(board, &rules, list);
+            pseudo::generate(board, &HORDE_PAWNS, list);
         }
+    }
+
+    fn count_moves(pos: &VariantPosition<Self>) -> u64 {
+        let board = &pos.board;
+        if board.pieces(board.turn(), Role::King).any() {
+            board.count_legal_moves()
+        } else {
+            let mut count = pseudo::PseudoCount(0);
+            pseudo::generate(board, &HORDE_PAWNS, &mut count);
+            count.0
+        }
+    }
+
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        let board = &pos.board;
+        // The horde has no king to expose: a pawn that attacks the square may take.
+        board.pieces(board.turn(), Role::King).is_empty() || standard_ep_capturable(board, ep)
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {

@@ -1,11 +1,11 @@
 //! King of the Hill: standard chess, and a king that reaches d4, e4, d5 or e5 wins.
 
-use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
+use super::{VariantEnd, VariantPosition, VariantRules, standard_ep_capturable, standard_moves};
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::MoveList;
 use crate::rules::piece::Role;
-use crate::rules::square::Color;
+use crate::rules::square::{Color, Square};
 
 /// King of the Hill, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -25,6 +25,10 @@ impl VariantRules for KingOfTheHill {
 
     fn count_moves(pos: &VariantPosition<Self>) -> u64 {
         pos.board.count_legal_moves()
+    }
+
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        standard_ep_capturable(&pos.board, ep)
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {

@@ -94,6 +94,17 @@ pub trait VariantRules: Copy + Default + Debug + Eq + Hash + Send + Sync + 'stat
         list.len() as u64
     }
 
+    /// Whether the side to move, with `ep` set as the en passant square and a pawn of its
+    /// attacking it, has a legal en passant capture there (the game not ended). By
+    /// default the variant's generator decides; variants with standard legality ask the
+    /// standard pin test instead, which costs no generation.
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        let _ = ep;
+        let mut list = MoveList::new();
+        Self::generate(pos, &mut list);
+        list.iter().any(|m| m.is_en_passant())
+    }
+
     /// The variant's own ending, judged before any move is generated.
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd>;
 
@@ -339,7 +350,7 @@ impl<R: VariantRules> VariantPosition<R> {
             return;
         }
         self.board.set_ep(Some(ep));
-        let capturable = self.legal_moves().iter().any(|m| m.is_en_passant());
+        let capturable = R::variant_end(self).is_none() && R::ep_capturable(self, ep);
         if !capturable {
             self.board.set_ep(None);
         }
@@ -366,6 +377,13 @@ impl<R: VariantRules> Default for VariantPosition<R> {
     fn default() -> Self {
         VariantPosition::new()
     }
+}
+
+/// Standard chess's en passant legality (pins, checks, the rank emptied between king and
+/// rook) for a side with a king.
+#[inline]
+pub(crate) fn standard_ep_capturable(board: &Position, ep: Square) -> bool {
+    board.ep_capture_is_legal::<super::attacks::Magic>(ep)
 }
 
 /// The legal moves of standard chess for the inner position (both kings present).

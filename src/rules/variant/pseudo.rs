@@ -24,8 +24,56 @@ pub(crate) struct PseudoRules {
     pub castling_exempt: Bitboard,
 }
 
+/// Receives pseudo-legal moves: a list, or a counter for perft's last ply.
+pub(crate) trait PseudoSink {
+    /// One move.
+    fn push(&mut self, m: Move);
+    /// `role` on `from` to every square of `to`.
+    fn targets(&mut self, role: Role, from: Square, to: Bitboard) {
+        for t in to {
+            self.push(Move::new(role, from, t, MoveKind::Normal));
+        }
+    }
+    /// Pawns to every square `t` of `to` from `t - delta`, each one move of `kind`.
+    fn pawns(&mut self, to: Bitboard, delta: i8, kind: MoveKind) {
+        for t in to {
+            self.push(Move::new(
+                Role::Pawn,
+                Square::new((t as i8 - delta) as u8),
+                t,
+                kind,
+            ));
+        }
+    }
+}
+
+impl PseudoSink for MoveList {
+    #[inline(always)]
+    fn push(&mut self, m: Move) {
+        MoveList::push(self, m);
+    }
+}
+
+/// Counts moves without listing them.
+pub(crate) struct PseudoCount(pub u64);
+
+impl PseudoSink for PseudoCount {
+    #[inline(always)]
+    fn push(&mut self, _: Move) {
+        self.0 += 1;
+    }
+    #[inline(always)]
+    fn targets(&mut self, _: Role, _: Square, to: Bitboard) {
+        self.0 += u64::from(to.count());
+    }
+    #[inline(always)]
+    fn pawns(&mut self, to: Bitboard, _: i8, _: MoveKind) {
+        self.0 += u64::from(to.count());
+    }
+}
+
 /// Every pseudo-legal move of the side to move, castling included when its path is safe.
-pub(crate) fn generate(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+pub(crate) fn generate<L: PseudoSink>(pos: &Position, rules: &PseudoRules, list: &mut L) {
     let us = pos.turn();
     let ours = pos.by_color(us);
     let theirs = pos.by_color(!us);
@@ -54,13 +102,11 @@ pub(crate) fn generate(pos: &Position, rules: &PseudoRules, list: &mut MoveList)
     castling(pos, rules, list);
 }
 
-fn push_targets(list: &mut MoveList, role: Role, from: Square, to: Bitboard) {
-    for t in to {
-        list.push(Move::new(role, from, t, MoveKind::Normal));
-    }
+fn push_targets<L: PseudoSink>(list: &mut L, role: Role, from: Square, to: Bitboard) {
+    list.targets(role, from, to);
 }
 
-fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+fn pawns<L: PseudoSink>(pos: &Position, rules: &PseudoRules, list: &mut L) {
     let us = pos.turn();
     let theirs = pos.by_color(!us);
     let empty = !pos.occupied();
@@ -72,10 +118,7 @@ fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
     let west = (pawns & NOT_FILE_A).shift(fwd - 1) & theirs;
     let east = (pawns & NOT_FILE_H).shift(fwd + 1) & theirs;
     for (targets, delta) in [(single, fwd), (west, fwd - 1), (east, fwd + 1)] {
-        for to in targets & !last {
-            let from = Square::new((to as i8 - delta) as u8);
-            list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
-        }
+        list.pawns(targets & !last, delta, MoveKind::Normal);
         for to in targets & last {
             let from = Square::new((to as i8 - delta) as u8);
             for kind in [
@@ -92,17 +135,16 @@ fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
         }
     }
     let third = Bitboard::rank(us.relative_rank(Rank::Third));
-    for to in (single & third).shift(fwd) & empty {
-        let from = Square::new((to as i8 - 2 * fwd) as u8);
-        list.push(Move::new(Role::Pawn, from, to, MoveKind::DoublePush));
-    }
+    list.pawns(
+        (single & third).shift(fwd) & empty,
+        2 * fwd,
+        MoveKind::DoublePush,
+    );
     if rules.first_rank_double_steps && us == Color::White {
         // Horde: from the first rank over the second to the third, with no en passant.
         let first = Bitboard::rank(Rank::First);
-        for to in ((pawns & first).shift(fwd) & empty).shift(fwd) & empty {
-            let from = Square::new((to as i8 - 2 * fwd) as u8);
-            list.push(Move::new(Role::Pawn, from, to, MoveKind::Normal));
-        }
+        let to = ((pawns & first).shift(fwd) & empty).shift(fwd) & empty;
+        list.pawns(to, 2 * fwd, MoveKind::Normal);
     }
     if let Some(ep) = pos.ep_square() {
         for from in attacks::pawn_attacks(!us, ep) & pawns {
@@ -114,7 +156,7 @@ fn pawns(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
 /// Castling as python-chess and lichess define it: the squares between king and rook and
 /// the destinations free (king and rook aside), and the king's square, path and target not
 /// attacked, except the exempt squares.
-fn castling(pos: &Position, rules: &PseudoRules, list: &mut MoveList) {
+fn castling<L: PseudoSink>(pos: &Position, rules: &PseudoRules, list: &mut L) {
     let us = pos.turn();
     let rights = pos.castling_rooks() & Bitboard::back_rank(us);
     if rights.is_empty() {

@@ -2,14 +2,14 @@
 //! king on the eighth rank wins. If white arrives first and black can arrive on the very
 //! next move, black gets that move, and arriving too draws.
 
-use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
+use super::{VariantEnd, VariantPosition, VariantRules, standard_ep_capturable, standard_moves};
 use crate::rules::attacks;
 use crate::rules::bitboard::Bitboard;
 use crate::rules::fen::Placement;
 use crate::rules::moves::{Move, MoveList};
 use crate::rules::piece::Role;
 use crate::rules::position::Position;
-use crate::rules::square::{Color, Rank};
+use crate::rules::square::{Color, Rank, Square};
 
 /// Racing Kings, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -55,6 +55,10 @@ impl VariantRules for RacingKings {
         standard_moves(&pos.board, list);
         let board = &pos.board;
         list.retain(|&m| !gives_check(board, m));
+    }
+
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        standard_ep_capturable(&pos.board, ep)
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {

@@ -1,10 +1,10 @@
 //! Three-check: standard chess, and the side that gives a third check wins.
 
-use super::{VariantEnd, VariantPosition, VariantRules, standard_moves};
+use super::{VariantEnd, VariantPosition, VariantRules, standard_ep_capturable, standard_moves};
 use crate::rules::fen::Placement;
 use crate::rules::moves::MoveList;
 use crate::rules::piece::Role;
-use crate::rules::square::Color;
+use crate::rules::square::{Color, Square};
 
 /// Three-check, as lichess plays it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -25,6 +25,10 @@ impl VariantRules for ThreeCheck {
 
     fn count_moves(pos: &VariantPosition<Self>) -> u64 {
         pos.board.count_legal_moves()
+    }
+
+    fn ep_capturable(pos: &VariantPosition<Self>, ep: Square) -> bool {
+        standard_ep_capturable(&pos.board, ep)
     }
 
     fn variant_end(pos: &VariantPosition<Self>) -> Option<VariantEnd> {
