@@ -285,6 +285,20 @@ fn emit_pawns<K: MoveSink>(sink: &mut K, ctx: &PawnContext, movers: Bitboard, al
     sink.pawns(double, fwd + fwd, PawnBatch::DoublePush);
 }
 
+/// Castling with `rook`, if the squares between king and rook and both destinations are
+/// empty (the king and the rook themselves aside); whether the king's path is safe is the
+/// caller's question, as variants answer it differently.
+#[inline(always)]
+pub(crate) fn unobstructed_castle(occ: Bitboard, king: Square, rook: Square) -> Option<Move> {
+    let m = Move::new(Role::King, king, rook, MoveKind::Castle);
+    let (king_to, rook_to) = (m.king_to(), m.rook_to());
+    let must_be_empty =
+        (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
+            .without(king)
+            .without(rook);
+    (must_be_empty & occ).is_empty().then_some(m)
+}
+
 #[inline(always)]
 fn generate_castling<S: Sliders, K: MoveSink>(pos: &Position, sink: &mut K, king: Square) {
     let us = pos.turn;
@@ -294,15 +308,10 @@ fn generate_castling<S: Sliders, K: MoveSink>(pos: &Position, sink: &mut K, king
     }
     let occ = pos.occupied();
     for rook in rights {
-        let m = Move::new(Role::King, king, rook, MoveKind::Castle);
-        let (king_to, rook_to) = (m.king_to(), m.rook_to());
-        let must_be_empty =
-            (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
-                .without(king)
-                .without(rook);
-        if (must_be_empty & occ).any() {
+        let Some(m) = unobstructed_castle(occ, king, rook) else {
             continue;
-        }
+        };
+        let king_to = m.king_to();
         // Every square the king crosses or lands on must be safe, judged with king and
         // rook lifted (the rook may have been shielding the king's destination).
         let lifted = occ.without(king).without(rook);

@@ -52,14 +52,8 @@ impl<R: VariantRules> VariantPosition<R> {
     /// Reads UCI: `e2e4`, `e7e8q`, `e7e8k` (antichess), `N@f3` (crazyhouse); castling as
     /// the king's two-square step or king-takes-rook.
     pub fn parse_uci(&self, text: &str) -> Result<Move, VariantMoveError> {
-        let syntax = |why| VariantMoveError::Syntax {
-            text: text.chars().take(24).collect(),
-            why,
-        };
-        let illegal = || VariantMoveError::Illegal {
-            text: text.to_string(),
-            variant: R::KEY,
-        };
+        let syntax = |why| syntax_error(text, why);
+        let illegal = || illegal_error::<R>(text);
         let legal = self.legal_moves();
         if let Some((piece, square)) = text.split_once('@') {
             let m = parse_drop(piece, square)
@@ -104,14 +98,8 @@ impl<R: VariantRules> VariantPosition<R> {
 
     /// Reads SAN, leniently; an ambiguous move lists its candidates.
     pub fn parse_san(&self, text: &str) -> Result<Move, VariantMoveError> {
-        let syntax = |why| VariantMoveError::Syntax {
-            text: text.chars().take(24).collect(),
-            why,
-        };
-        let illegal = || VariantMoveError::Illegal {
-            text: text.to_string(),
-            variant: R::KEY,
-        };
+        let syntax = |why| syntax_error(text, why);
+        let illegal = || illegal_error::<R>(text);
         if text.len() > MAX_SAN_LEN {
             return Err(syntax("too long"));
         }
@@ -158,6 +146,20 @@ impl<R: VariantRules> VariantPosition<R> {
                 candidates: many.iter().map(|&m| self.san(m)).collect(),
             }),
         }
+    }
+}
+
+fn syntax_error(text: &str, why: &'static str) -> VariantMoveError {
+    VariantMoveError::Syntax {
+        text: text.chars().take(24).collect(),
+        why,
+    }
+}
+
+fn illegal_error<R: VariantRules>(text: &str) -> VariantMoveError {
+    VariantMoveError::Illegal {
+        text: text.to_string(),
+        variant: R::KEY,
     }
 }
 

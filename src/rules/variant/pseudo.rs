@@ -5,7 +5,7 @@
 
 use crate::rules::attacks::{self, Magic, Sliders};
 use crate::rules::bitboard::Bitboard;
-use crate::rules::movegen::{NOT_FILE_A, NOT_FILE_H};
+use crate::rules::movegen::{NOT_FILE_A, NOT_FILE_H, unobstructed_castle};
 use crate::rules::moves::{Move, MoveKind, MoveList};
 use crate::rules::piece::Role;
 use crate::rules::position::Position;
@@ -167,15 +167,10 @@ fn castling<L: PseudoSink>(pos: &Position, rules: &PseudoRules, list: &mut L) {
     };
     let occ = pos.occupied();
     for rook in rights {
-        let m = Move::new(Role::King, king, rook, MoveKind::Castle);
-        let (king_to, rook_to) = (m.king_to(), m.rook_to());
-        let must_be_empty =
-            (attacks::between(king, king_to) | king_to | attacks::between(rook, rook_to) | rook_to)
-                .without(king)
-                .without(rook);
-        if (must_be_empty & occ).any() {
+        let Some(m) = unobstructed_castle(occ, king, rook) else {
             continue;
-        }
+        };
+        let (king_to, rook_to) = (m.king_to(), m.rook_to());
         let path = (attacks::between(king, king_to) | king) & !rules.castling_exempt;
         let without_king = occ.without(king);
         if path
