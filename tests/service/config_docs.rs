@@ -136,8 +136,12 @@ fn the_configuration_table_is_what_clap_declares() {
 #[test]
 fn the_log_lines_promised_are_the_ones_logged() {
     // `--help` and the table promise log lines that operators and scripts look for; they
-    // must be the server's own words (src/server.rs).
-    let server = include_str!("../../src/server.rs");
+    // must be the server's own words (src/server/: start-up in mod.rs, the metrics port
+    // in compose.rs).
+    let server = concat!(
+        include_str!("../../src/server/mod.rs"),
+        include_str!("../../src/server/compose.rs"),
+    );
     let help = Config::command().render_long_help().to_string();
     for (promised, logged, in_help) in [
         ("listening on ADDR", "\"listening on {local}\"", false),
@@ -147,10 +151,7 @@ fn the_log_lines_promised_are_the_ones_logged() {
             true,
         ),
     ] {
-        assert!(
-            server.contains(logged),
-            "src/server.rs does not log {logged}"
-        );
+        assert!(server.contains(logged), "src/server/ does not log {logged}");
         assert!(
             OPERATIONS_MD.contains(&format!("logged as `{promised}`")),
             "docs/operations.md does not say the address is logged as `{promised}`"
