@@ -75,3 +75,73 @@ fn variants_hold_their_properties_over_random_games() {
     assert!(checked > 5_000, "only {checked} positions");
     eprintln!("{checked} positions of random variant games hold every property");
 }
+
+/// A FEN placement: black's king on a8 behind a pawn on a7 and b7 and a knight on b8 (no
+/// queen can reach it, so white may be the side to move), then `pieces` on random squares.
+fn random_placement(rng: &mut Rng, pieces: &[char]) -> String {
+    let mut board = [None; 64];
+    for (sq, p) in [(56, 'k'), (48, 'p'), (49, 'p'), (57, 'n')] {
+        board[sq] = Some(p);
+    }
+    for &p in pieces {
+        loop {
+            let sq = rng.below(64);
+            if board[sq].is_none() {
+                board[sq] = Some(p);
+                break;
+            }
+        }
+    }
+    let mut out = String::new();
+    for rank in (0..8).rev() {
+        let mut empty = 0;
+        for file in 0..8 {
+            match board[rank * 8 + file] {
+                Some(p) => {
+                    if empty > 0 {
+                        out.push_str(&empty.to_string());
+                        empty = 0;
+                    }
+                    out.push(p);
+                }
+                None => empty += 1,
+            }
+        }
+        if empty > 0 {
+            out.push_str(&empty.to_string());
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
+}
+
+/// Every position a variant's FEN accepts fits the move list, however crowded: horde with
+/// 36 white queens, crazyhouse with 22 queens and a pocket of every kind, or 27 queens
+/// (32 pieces in play). Each lists its moves without panicking, and perft 1 agrees.
+#[test]
+fn crowded_positions_fit_the_move_list() {
+    let mut rng = Rng(41);
+    let mut most = 0;
+    let mut check = |fen: String, moves: usize, perft: u64| {
+        assert_eq!(perft, moves as u64, "{fen}");
+        most = most.max(moves);
+    };
+    for _ in 0..300 {
+        let fen = format!("{} w - - 0 1", random_placement(&mut rng, &['Q'; 36]));
+        let pos = VariantPosition::<Horde>::from_fen(&fen).expect("a shielded king");
+        check(fen, pos.legal_moves().len(), pos.perft(1));
+        let mut queens = vec!['Q'; 22];
+        queens.push('K');
+        let fen = format!("{}[QRBNP] w - - 0 1", random_placement(&mut rng, &queens));
+        let pos = VariantPosition::<Crazyhouse>::from_fen(&fen).expect("32 pieces in play");
+        check(fen, pos.legal_moves().len(), pos.perft(1));
+        let mut queens = vec!['Q'; 27];
+        queens.push('K');
+        let fen = format!("{}[] w - - 0 1", random_placement(&mut rng, &queens));
+        let pos = VariantPosition::<Crazyhouse>::from_fen(&fen).expect("32 pieces in play");
+        check(fen, pos.legal_moves().len(), pos.perft(1));
+    }
+    eprintln!("900 crowded positions, at most {most} legal moves");
+}
