@@ -4,7 +4,9 @@
 use super::piece::Role;
 use super::square::{Color, Square};
 
-const fn splitmix(state: &mut u64) -> u64 {
+/// splitmix64: the key tables' generator, and the variants' mixer of pockets and checks
+/// into a repetition key.
+pub(crate) const fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
