@@ -42,5 +42,7 @@ mod security;
 mod tenants;
 #[path = "service/unread_answers.rs"]
 mod unread_answers;
+#[path = "service/variants.rs"]
+mod variants;
 #[path = "service/watch.rs"]
 mod watch;

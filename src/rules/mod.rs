@@ -62,7 +62,7 @@ pub use fen::FenError;
 pub use game::{Game, PlayError, Status};
 pub use illegal::{CastleSide, IllegalMove};
 pub use moves::{Move, MoveKind, MoveList};
-pub use perft::{PerftResult, PerftStopped, perft, perft_divide, perft_parallel};
+pub use perft::{PerftResult, PerftRoot, PerftStopped, perft, perft_divide, perft_parallel};
 pub use pgn_read::{PgnError, PgnGame, PgnResult, read_pgn};
 pub use piece::{Piece, Role};
 pub use position::{Position, Undo, Variant};

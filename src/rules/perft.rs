@@ -316,6 +316,32 @@ pub fn perft_divide(pos: &Position, depth: u32) -> Divide {
         .divide
 }
 
+/// A position perft can count from: standard chess's [`Position`] and every variant's.
+/// [`perft_parallel`] splits the root's tree into tasks with `root_moves` and `child`, and
+/// counts each task with `count`, which is the position type's own monomorphised count.
+pub trait PerftRoot: Clone + Send + Sync {
+    /// The legal moves.
+    fn root_moves(&self) -> MoveList;
+    /// The position after `m`, one of `root_moves`.
+    fn child(&self, m: Move) -> Self;
+    /// Leaf nodes to `depth`, stopping early (microseconds after) once `stop` is raised.
+    fn count(&self, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped>;
+}
+
+impl PerftRoot for Position {
+    fn root_moves(&self) -> MoveList {
+        self.legal_moves()
+    }
+
+    fn child(&self, m: Move) -> Position {
+        self.after(m)
+    }
+
+    fn count(&self, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+        count_dispatch(self, depth, stop)
+    }
+}
+
 /// How many threads "all cores" means here.
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -336,8 +362,8 @@ pub fn available_threads() -> usize {
 /// let raised = AtomicBool::new(true);
 /// assert!(perft_parallel(&Position::new(), 9, 2, false, &raised).is_err());
 /// ```
-pub fn perft_parallel(
-    pos: &Position,
+pub fn perft_parallel<P: PerftRoot>(
+    pos: &P,
     depth: u32,
     threads: usize,
     divide: bool,
@@ -354,17 +380,17 @@ pub fn perft_parallel(
             divide: Vec::new(),
         });
     }
-    let root = pos.legal_moves();
+    let root = pos.root_moves();
     // Tasks: (root index, position to count, depth left).
-    let mut tasks: Vec<(usize, Position, u32)> = Vec::new();
+    let mut tasks: Vec<(usize, P, u32)> = Vec::new();
     // Root-move pairs make hundreds of small tasks, so no thread idles long at the end
     // waiting for one big subtree; below depth 4 the tree is too small to matter.
     let split = threads > 1 && depth >= 4;
     for (i, &m) in root.iter().enumerate() {
-        let child = pos.after(m);
+        let child = pos.child(m);
         if split {
-            for &m2 in child.legal_moves().iter() {
-                tasks.push((i, child.after(m2), depth - 2));
+            for &m2 in child.root_moves().iter() {
+                tasks.push((i, child.child(m2), depth - 2));
             }
         } else {
             tasks.push((i, child, depth - 1));
@@ -379,7 +405,7 @@ pub fn perft_parallel(
             let Some((root_index, p, d)) = tasks.get(i) else {
                 break;
             };
-            match count_dispatch(p, *d, stop) {
+            match p.count(*d, stop) {
                 Ok(n) => per_root[*root_index].add(n),
                 Err(PerftStopped) => {
                     stopped.store(true, Ordering::Relaxed);

@@ -8,8 +8,8 @@ use crate::lifecycle::{
 };
 use crate::pb;
 use crate::registry::PlayedMove;
-#[cfg(test)]
 use crate::rules;
+use crate::rules::variant::{AnyPosition, VariantEnd, VariantKind, VariantOutcome};
 use crate::rules::{Color, Game, Move, Position, Variant};
 use crate::service::game_key::GameKey;
 use crate::service::views::View;
@@ -19,6 +19,20 @@ impl From<Variant> for pb::Variant {
         match variant {
             Variant::Standard => pb::Variant::Standard,
             Variant::Chess960 => pb::Variant::Chess960,
+        }
+    }
+}
+
+impl From<VariantKind> for pb::Variant {
+    fn from(kind: VariantKind) -> pb::Variant {
+        match kind {
+            VariantKind::Crazyhouse => pb::Variant::Crazyhouse,
+            VariantKind::Atomic => pb::Variant::Atomic,
+            VariantKind::Antichess => pb::Variant::Antichess,
+            VariantKind::Horde => pb::Variant::Horde,
+            VariantKind::RacingKings => pb::Variant::RacingKings,
+            VariantKind::KingOfTheHill => pb::Variant::KingOfTheHill,
+            VariantKind::ThreeCheck => pb::Variant::ThreeCheck,
         }
     }
 }
@@ -152,6 +166,86 @@ pub fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
         checkmate,
         castle: m.is_castle(),
         en_passant: m.is_en_passant(),
+        drop: String::new(),
+    }
+}
+
+/// Describes a legal move of a lichess variant position: drops have a `drop` piece and
+/// no `from_square`; check and mate come from the SAN suffix, as in standard chess.
+pub fn variant_move_to_pb(pos: &AnyPosition, m: Move) -> pb::Move {
+    let san = pos.san(m);
+    let checkmate = san.ends_with('#');
+    let check = checkmate || san.ends_with('+');
+    let role_text = |role: rules::Role| role.char().to_string();
+    pb::Move {
+        uci: pos.uci(m),
+        san,
+        from_square: if m.is_drop() {
+            String::new()
+        } else {
+            m.from.to_string()
+        },
+        to_square: m.king_to().to_string(),
+        promotion: m.promotion().map(role_text).unwrap_or_default(),
+        capture: pos.is_capture(m),
+        check,
+        checkmate,
+        castle: m.is_castle(),
+        en_passant: m.is_en_passant(),
+        drop: if m.is_drop() {
+            role_text(m.role)
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// Where a lichess variant position taken alone stands (no history), in python-chess's
+/// order: mate or the variant's own end, then both sides without winning material, then
+/// stalemate (as the variant reads it), then the 75-move count (not in crazyhouse); and
+/// the winner, if there is one.
+pub fn variant_position_status(pos: &AnyPosition) -> (pb::GameStatus, Option<Color>) {
+    let outcome = pos.outcome();
+    match outcome {
+        Some(VariantOutcome::Checkmate { winner }) => {
+            return (pb::GameStatus::Checkmate, Some(winner));
+        }
+        Some(VariantOutcome::Variant(VariantEnd::Win(winner))) => {
+            return (pb::GameStatus::VariantWin, Some(winner));
+        }
+        Some(VariantOutcome::Variant(VariantEnd::Draw)) => {
+            return (pb::GameStatus::VariantDraw, None);
+        }
+        Some(VariantOutcome::Stalemate) | None => {}
+    }
+    if Color::ALL.iter().all(|&c| pos.has_insufficient_material(c)) {
+        (pb::GameStatus::DrawInsufficientMaterial, None)
+    } else if outcome == Some(VariantOutcome::Stalemate) {
+        (pb::GameStatus::Stalemate, None)
+    } else if pos.kind().has_move_count_rule() && pos.board().halfmoves() >= 150 {
+        (pb::GameStatus::DrawSeventyFiveMoves, None)
+    } else {
+        (pb::GameStatus::InProgress, None)
+    }
+}
+
+/// The stateless LegalMoves answer for a lichess variant position given as FEN: all its
+/// moves whatever its status (none once the variant has ended it), sorted by UCI text.
+pub fn variant_legal_moves(pos: &AnyPosition) -> pb::LegalMovesResponse {
+    let mut moves: Vec<pb::Move> = pos
+        .legal_moves()
+        .iter()
+        .map(|&m| variant_move_to_pb(pos, m))
+        .collect();
+    moves.sort_unstable_by(|a, b| a.uci.cmp(&b.uci));
+    let (status, winner) = variant_position_status(pos);
+    pb::LegalMovesResponse {
+        moves,
+        status: status as i32,
+        in_check: pos.is_check(),
+        fen: pos.to_fen(),
+        ply: 0,
+        winner: winner.map_or(pb::Color::Unspecified, pb::Color::from) as i32,
     }
 }
 
@@ -176,12 +270,16 @@ pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
 #[cfg(test)]
 pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
     let moves = pos.legal_moves();
+    let status = Status::from(rules::Status::of_position(pos));
     pb::LegalMovesResponse {
         moves: moves_to_pb(pos, &moves),
-        status: pb::GameStatus::from(Status::from(rules::Status::of_position(pos))) as i32,
+        status: pb::GameStatus::from(status) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: 0,
+        winner: status
+            .winner()
+            .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
     }
 }
 
@@ -203,6 +301,9 @@ pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
         in_check: pos.is_check(),
         fen: pos.to_fen(),
         ply: ply_u32(game.ply()),
+        winner: status
+            .winner()
+            .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
     }
 }
 

@@ -12,8 +12,8 @@ use super::convert::{self, ply_u32};
 use super::game_key::GameKey;
 use super::start::RequestedStart;
 use super::validate::{
-    color_from_pb, parse_fen, required_color, time_to_add, validate_game_id, validate_move_text,
-    variant_from_pb, view_from_pb,
+    RequestedRules, color_from_pb, parse_fen, parse_variant_fen, required_color, rules_from_pb,
+    time_to_add, validate_game_id, validate_move_text, view_from_pb,
 };
 use super::views;
 use super::wire::{self, EncodedLegalMoves};
@@ -480,7 +480,24 @@ impl ChessService {
                     .await?)
             }
             Some(RequestedPosition::Fen(fen)) => {
-                let variant = variant_from_pb(req.variant, "variant")?;
+                let variant = match rules_from_pb(req.variant, "variant")? {
+                    RequestedRules::Chess(variant) => variant,
+                    RequestedRules::Lichess(kind) => {
+                        return self
+                            .cpu
+                            .run(move || {
+                                parse_variant_fen("fen", &fen, kind).map(|p| {
+                                    EncodedLegalMoves::from_message(&convert::variant_legal_moves(
+                                        &p,
+                                    ))
+                                })
+                            })
+                            .await
+                            .map_err(|e| {
+                                ServiceError::Internal(format!("legal moves by FEN: {e}"))
+                            })?;
+                    }
+                };
                 if let Some(answer) = self.fen_cache.get(&fen, variant) {
                     return Ok(answer);
                 }

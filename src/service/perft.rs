@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::validate::{parse_fen, variant_from_pb};
+use super::validate::{RequestedRules, parse_fen, parse_variant_fen, rules_from_pb};
 use super::{ChessService, ServiceError};
 use crate::pb;
+use crate::rules::variant::AnyPosition;
 use crate::rules::{self, Position, Variant};
 
 /// Perft limits: perft is the one call whose cost the caller chooses.
@@ -44,22 +45,29 @@ impl ChessService {
         deadline: Option<Instant>,
         caller: PerftCaller,
     ) -> Result<pb::PerftResponse, ServiceError> {
-        let variant = variant_from_pb(req.variant, "variant")?;
+        let rules = rules_from_pb(req.variant, "variant")?;
         if req.depth > self.perft.max_depth {
             return Err(ServiceError::DepthTooLarge {
                 depth: req.depth,
                 max: self.perft.max_depth,
             });
         }
-        let pos = if req.fen.is_empty() {
-            if variant == Variant::Chess960 {
+        let pos = match (rules, req.fen.is_empty()) {
+            (RequestedRules::Chess(Variant::Chess960), true) => {
                 return Err(ServiceError::FenRequired {
                     why: "a Chess960 perft needs the start position as a FEN",
                 });
             }
-            Position::new()
-        } else {
-            parse_fen("fen", &req.fen, variant)?
+            (RequestedRules::Chess(_), true) => PerftPosition::Chess(Position::new()),
+            (RequestedRules::Chess(variant), false) => {
+                PerftPosition::Chess(parse_fen("fen", &req.fen, variant)?)
+            }
+            (RequestedRules::Lichess(kind), true) => {
+                PerftPosition::Lichess(AnyPosition::start(kind))
+            }
+            (RequestedRules::Lichess(kind), false) => {
+                PerftPosition::Lichess(parse_variant_fen("fen", &req.fen, kind)?)
+            }
         };
         let permit = self.perft_slots.clone().try_acquire_owned().map_err(|_| {
             ServiceError::TooManyPerfts {
@@ -83,7 +91,13 @@ impl ChessService {
         let mut task = tokio::task::spawn_blocking(move || {
             // Held while computing, released when the count stops.
             let (_permit, _own) = (permit, own);
-            rules::perft_parallel(&pos, depth, threads, divide, &flag).map(|r| (pos, r))
+            match &pos {
+                PerftPosition::Chess(p) => rules::perft_parallel(p, depth, threads, divide, &flag),
+                PerftPosition::Lichess(p) => {
+                    rules::perft_parallel(p, depth, threads, divide, &flag)
+                }
+            }
+            .map(|r| (pos, r))
         });
         // The caller's deadline, unless the server's own limit comes first.
         let limit = Instant::now() + self.perft.max_duration;
@@ -121,6 +135,23 @@ impl ChessService {
             nodes: result.nodes,
             divide,
         })
+    }
+}
+
+/// A perft's root: standard chess and Chess960 count on [`Position`]'s own generator,
+/// each lichess variant on its own monomorphised one.
+enum PerftPosition {
+    Chess(Position),
+    Lichess(AnyPosition),
+}
+
+impl PerftPosition {
+    /// A root move in the position's UCI spelling.
+    fn uci(&self, m: rules::Move) -> String {
+        match self {
+            PerftPosition::Chess(p) => p.uci(m),
+            PerftPosition::Lichess(p) => p.uci(m),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::lifecycle::{ClockStart, MAX_ADD_TIME_MS, TimeControl};
 use crate::pb;
+use crate::rules::variant::{AnyPosition, VariantKind};
 use crate::rules::{Color, MoveTextError, Position, Variant};
 
 use super::error::ServiceError;
@@ -16,13 +17,50 @@ pub const MAX_MOVE_TEXT_LEN: usize = crate::rules::san::MAX_SAN_LEN;
 /// The longest FEN accepted (the rules engine's limit; a real FEN is under 100 bytes).
 pub const MAX_FEN_LEN: usize = crate::rules::fen::MAX_FEN_LEN;
 
-/// Reads a `Variant` field: unspecified means standard; unknown numbers are refused.
+/// The rules a request names: standard chess or Chess960 (a castling mode of standard
+/// chess), or one of lichess's variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestedRules {
+    /// Standard chess or Chess960.
+    Chess(Variant),
+    /// A lichess variant (its castling mode comes from its FEN).
+    Lichess(VariantKind),
+}
+
+/// Reads a `Variant` field for a call that serves every variant (positions by FEN):
+/// unspecified means standard; unknown numbers are refused.
+pub fn rules_from_pb(value: i32, field: &'static str) -> Result<RequestedRules, ServiceError> {
+    use RequestedRules::{Chess, Lichess};
+    Ok(match pb::Variant::try_from(value) {
+        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Chess(Variant::Standard),
+        Ok(pb::Variant::Chess960) => Chess(Variant::Chess960),
+        Ok(pb::Variant::Crazyhouse) => Lichess(VariantKind::Crazyhouse),
+        Ok(pb::Variant::Atomic) => Lichess(VariantKind::Atomic),
+        Ok(pb::Variant::Antichess) => Lichess(VariantKind::Antichess),
+        Ok(pb::Variant::Horde) => Lichess(VariantKind::Horde),
+        Ok(pb::Variant::RacingKings) => Lichess(VariantKind::RacingKings),
+        Ok(pb::Variant::KingOfTheHill) => Lichess(VariantKind::KingOfTheHill),
+        Ok(pb::Variant::ThreeCheck) => Lichess(VariantKind::ThreeCheck),
+        Err(_) => return Err(ServiceError::InvalidVariant { field, value }),
+    })
+}
+
+/// Reads a `Variant` field for a game: standard chess or Chess960 (games in the lichess
+/// variants are not served yet, and are refused with a message that says so).
 pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, ServiceError> {
-    match pb::Variant::try_from(value) {
-        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Ok(Variant::Standard),
-        Ok(pb::Variant::Chess960) => Ok(Variant::Chess960),
-        Err(_) => Err(ServiceError::InvalidVariant { field, value }),
+    match rules_from_pb(value, field)? {
+        RequestedRules::Chess(variant) => Ok(variant),
+        RequestedRules::Lichess(variant) => Err(ServiceError::VariantGameNotServed { variant }),
     }
+}
+
+/// Parses a FEN request field in a lichess variant.
+pub fn parse_variant_fen(
+    field: &'static str,
+    fen: &str,
+    kind: VariantKind,
+) -> Result<AnyPosition, ServiceError> {
+    AnyPosition::from_fen(kind, fen).map_err(|source| ServiceError::InvalidFen { field, source })
 }
 
 /// Reads a `GameView` field: unspecified is the full view; unknown numbers are refused.

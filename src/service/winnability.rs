@@ -9,10 +9,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::time::Instant;
 
 use super::perft::RaiseOnDrop;
-use super::validate::{parse_fen, validate_game_id, variant_from_pb};
+use super::validate::{
+    RequestedRules, parse_fen, parse_variant_fen, rules_from_pb, validate_game_id,
+};
 use super::{ChessService, ServiceError};
 use crate::pb;
 use crate::pb::winnability_request::Position as RequestedPosition;
+use crate::rules::variant::AnyPosition;
 use crate::rules::winnability::{Solver, Verdict};
 use crate::rules::{Color, Game, Position};
 use crate::service::auth::Tenant;
@@ -36,10 +39,12 @@ impl ChessService {
                     .read(&key, |e, _| *e.game().position())
                     .await?
             }
-            Some(RequestedPosition::Fen(fen)) => {
-                let variant = variant_from_pb(req.variant, "variant")?;
-                parse_fen("fen", &fen, variant)?
-            }
+            Some(RequestedPosition::Fen(fen)) => match rules_from_pb(req.variant, "variant")? {
+                RequestedRules::Chess(variant) => parse_fen("fen", &fen, variant)?,
+                RequestedRules::Lichess(kind) => {
+                    return Ok(by_material(&parse_variant_fen("fen", &fen, kind)?));
+                }
+            },
             None => {
                 return Err(ServiceError::MissingField {
                     field: "position",
@@ -93,6 +98,31 @@ impl ChessService {
             black: Some(side(&pos, &black)),
             dead,
         })
+    }
+}
+
+/// The verdicts in a lichess variant: the solver is for standard chess and Chess960, so a
+/// side the variant's material rule rules out is unwinnable, and any other undetermined
+/// (never a draw). Costs no search, so it takes no perft slot.
+fn by_material(pos: &AnyPosition) -> pb::WinnabilityResponse {
+    let side = |color| {
+        let verdict = if pos.has_insufficient_material(color) {
+            pb::WinnabilityVerdict::Unwinnable
+        } else {
+            pb::WinnabilityVerdict::Undetermined
+        };
+        pb::SideWinnability {
+            verdict: verdict as i32,
+            helpmate: Vec::new(),
+            nodes: 0,
+        }
+    };
+    let (white, black) = (side(Color::White), side(Color::Black));
+    let unwinnable = pb::WinnabilityVerdict::Unwinnable as i32;
+    pb::WinnabilityResponse {
+        dead: white.verdict == unwinnable && black.verdict == unwinnable,
+        white: Some(white),
+        black: Some(black),
     }
 }
 

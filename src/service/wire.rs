@@ -27,6 +27,12 @@ impl EncodedLegalMoves {
     pub fn bytes(&self) -> &Bytes {
         &self.0
     }
+
+    /// An answer built as a message (the lichess variants' answers, which are not on
+    /// the hot path the direct encoder serves).
+    pub fn from_message(message: &pb::LegalMovesResponse) -> EncodedLegalMoves {
+        EncodedLegalMoves(Bytes::from(prost::Message::encode_to_vec(message)))
+    }
 }
 
 impl std::fmt::Debug for EncodedLegalMoves {
@@ -105,6 +111,7 @@ mod field {
     pub const RESPONSE_IN_CHECK: u32 = 3;
     pub const RESPONSE_FEN: u32 = 4;
     pub const RESPONSE_PLY: u32 = 5;
+    pub const RESPONSE_WINNER: u32 = 6;
 }
 
 /// A move's UCI text (at most 5 bytes), kept inline for sorting.
@@ -231,6 +238,13 @@ pub fn encode_legal_moves(
     put_bool(&mut out, field::RESPONSE_IN_CHECK, pos.is_check());
     put_bytes(&mut out, field::RESPONSE_FEN, pos.to_fen().as_bytes());
     put_uint(&mut out, field::RESPONSE_PLY, u64::from(ply));
+    if let Some(winner) = status.winner() {
+        put_uint(
+            &mut out,
+            field::RESPONSE_WINNER,
+            pb::Color::from(winner) as i32 as u64,
+        );
+    }
     EncodedLegalMoves(Bytes::from(out))
 }
 

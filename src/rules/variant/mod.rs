@@ -9,6 +9,7 @@
 //! right is an a- or h-file rook with its king on e, Chess960 otherwise.
 
 mod antichess;
+mod any;
 mod atomic;
 mod crazyhouse;
 mod fen;
@@ -23,15 +24,18 @@ mod three_check;
 
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::bitboard::Bitboard;
 use super::fen::Placement;
 use super::moves::{Move, MoveKind, MoveList};
+use super::perft::{PerftRoot, PerftStopped};
 use super::piece::Role;
 use super::position::Position;
 use super::square::{Color, Square};
 
 pub use antichess::Antichess;
+pub use any::{AnyPosition, VariantKind};
 pub use atomic::Atomic;
 pub use crazyhouse::Crazyhouse;
 pub use horde::Horde;
@@ -370,6 +374,36 @@ impl<R: VariantRules> VariantPosition<R> {
         }
         let moves = self.legal_moves();
         moves.iter().map(|&m| self.after(m).perft(depth - 1)).sum()
+    }
+
+    /// As [`VariantPosition::perft`], stopping early once `stop` is raised (checked at
+    /// every node of depth 3 or more: microseconds apart), for counts a caller may abandon.
+    pub fn perft_until(&self, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+        if depth < 3 {
+            return Ok(self.perft(depth));
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(PerftStopped);
+        }
+        let mut nodes = 0;
+        for &m in self.legal_moves().iter() {
+            nodes += self.after(m).perft_until(depth - 1, stop)?;
+        }
+        Ok(nodes)
+    }
+}
+
+impl<R: VariantRules> PerftRoot for VariantPosition<R> {
+    fn root_moves(&self) -> MoveList {
+        self.legal_moves()
+    }
+
+    fn child(&self, m: Move) -> VariantPosition<R> {
+        self.after(m)
+    }
+
+    fn count(&self, depth: u32, stop: &AtomicBool) -> Result<u64, PerftStopped> {
+        self.perft_until(depth, stop)
     }
 }
 

@@ -46,6 +46,7 @@ impl ServiceError {
             | MissingField { .. }
             | ConflictingFields { .. }
             | InvalidVariant { .. }
+            | VariantGameNotServed { .. }
             | InvalidChess960Position { .. }
             | DepthTooLarge { .. }
             | FenRequired { .. }
@@ -254,6 +255,10 @@ impl ServiceError {
             InvalidVariant { field, value } => {
                 vec![(field, format!("{value} is not a known Variant"))]
             }
+            VariantGameNotServed { variant } => vec![(
+                "variant",
+                format!("games in {variant} are not served yet, only its positions by FEN"),
+            )],
             InvalidChess960Position { n } => {
                 vec![("chess960_position", format!("{n} is not in 0..=959"))]
             }

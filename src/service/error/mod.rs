@@ -308,13 +308,21 @@ pub enum ServiceError {
     },
     /// A Variant enum value that is unknown.
     #[error(
-        "invalid {field}: {value} is not a known Variant; use VARIANT_STANDARD or VARIANT_CHESS960"
+        "invalid {field}: {value} is not a known Variant; use one of the Variant values, such as VARIANT_STANDARD"
     )]
     InvalidVariant {
         /// The request field.
         field: &'static str,
         /// The value sent.
         value: i32,
+    },
+    /// A game asked for in a lichess variant, which this build serves only by FEN.
+    #[error(
+        "invalid variant: games in {variant} are not served yet; LegalMoves, Perft and Winnability answer {variant} positions given as a FEN. Use VARIANT_STANDARD or VARIANT_CHESS960 for a game"
+    )]
+    VariantGameNotServed {
+        /// The variant asked for.
+        variant: crate::rules::variant::VariantKind,
     },
     /// A Chess960 position number outside 0 to 959.
     #[error(
@@ -638,7 +646,7 @@ impl ServiceError {
             Pgn(PgnError::AmbiguousMove { .. }) => R::PgnAmbiguousMove,
             Pgn(PgnError::MultipleGames { .. }) => R::PgnMultipleGames,
             ConflictingFields { .. } => R::ConflictingFields,
-            InvalidVariant { .. } => R::InvalidVariant,
+            InvalidVariant { .. } | VariantGameNotServed { .. } => R::InvalidVariant,
             InvalidChess960Position { .. } => R::InvalidChess960Position,
             DepthTooLarge { .. } => R::DepthTooLarge,
             FenRequired { .. } => R::FenRequired,

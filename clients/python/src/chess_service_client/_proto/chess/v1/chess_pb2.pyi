@@ -18,6 +18,13 @@ class Variant(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     VARIANT_UNSPECIFIED: _ClassVar[Variant]
     VARIANT_STANDARD: _ClassVar[Variant]
     VARIANT_CHESS960: _ClassVar[Variant]
+    VARIANT_CRAZYHOUSE: _ClassVar[Variant]
+    VARIANT_ATOMIC: _ClassVar[Variant]
+    VARIANT_ANTICHESS: _ClassVar[Variant]
+    VARIANT_HORDE: _ClassVar[Variant]
+    VARIANT_RACING_KINGS: _ClassVar[Variant]
+    VARIANT_KING_OF_THE_HILL: _ClassVar[Variant]
+    VARIANT_THREE_CHECK: _ClassVar[Variant]
 
 class Color(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -42,6 +49,8 @@ class GameStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GAME_STATUS_DRAW_TIMEOUT_INSUFFICIENT_MATERIAL: _ClassVar[GameStatus]
     GAME_STATUS_DRAW_DEAD_POSITION: _ClassVar[GameStatus]
     GAME_STATUS_DRAW_TIMEOUT_UNWINNABLE: _ClassVar[GameStatus]
+    GAME_STATUS_VARIANT_WIN: _ClassVar[GameStatus]
+    GAME_STATUS_VARIANT_DRAW: _ClassVar[GameStatus]
 
 class ClockStart(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -68,6 +77,13 @@ GAME_VIEW_FULL: GameView
 VARIANT_UNSPECIFIED: Variant
 VARIANT_STANDARD: Variant
 VARIANT_CHESS960: Variant
+VARIANT_CRAZYHOUSE: Variant
+VARIANT_ATOMIC: Variant
+VARIANT_ANTICHESS: Variant
+VARIANT_HORDE: Variant
+VARIANT_RACING_KINGS: Variant
+VARIANT_KING_OF_THE_HILL: Variant
+VARIANT_THREE_CHECK: Variant
 COLOR_UNSPECIFIED: Color
 COLOR_WHITE: Color
 COLOR_BLACK: Color
@@ -86,6 +102,8 @@ GAME_STATUS_OUT_OF_TIME: GameStatus
 GAME_STATUS_DRAW_TIMEOUT_INSUFFICIENT_MATERIAL: GameStatus
 GAME_STATUS_DRAW_DEAD_POSITION: GameStatus
 GAME_STATUS_DRAW_TIMEOUT_UNWINNABLE: GameStatus
+GAME_STATUS_VARIANT_WIN: GameStatus
+GAME_STATUS_VARIANT_DRAW: GameStatus
 CLOCK_START_UNSPECIFIED: ClockStart
 CLOCK_START_ON_CREATE: ClockStart
 CLOCK_START_AFTER_FIRST_MOVES: ClockStart
@@ -186,7 +204,7 @@ class Opening(_message.Message):
     def __init__(self, eco: _Optional[str] = ..., name: _Optional[str] = ..., ply: _Optional[int] = ...) -> None: ...
 
 class Move(_message.Message):
-    __slots__ = ("uci", "san", "from_square", "to_square", "promotion", "capture", "check", "checkmate", "castle", "en_passant")
+    __slots__ = ("uci", "san", "from_square", "to_square", "promotion", "capture", "check", "checkmate", "castle", "en_passant", "drop")
     UCI_FIELD_NUMBER: _ClassVar[int]
     SAN_FIELD_NUMBER: _ClassVar[int]
     FROM_SQUARE_FIELD_NUMBER: _ClassVar[int]
@@ -197,6 +215,7 @@ class Move(_message.Message):
     CHECKMATE_FIELD_NUMBER: _ClassVar[int]
     CASTLE_FIELD_NUMBER: _ClassVar[int]
     EN_PASSANT_FIELD_NUMBER: _ClassVar[int]
+    DROP_FIELD_NUMBER: _ClassVar[int]
     uci: str
     san: str
     from_square: str
@@ -207,7 +226,8 @@ class Move(_message.Message):
     checkmate: bool
     castle: bool
     en_passant: bool
-    def __init__(self, uci: _Optional[str] = ..., san: _Optional[str] = ..., from_square: _Optional[str] = ..., to_square: _Optional[str] = ..., promotion: _Optional[str] = ..., capture: bool = ..., check: bool = ..., checkmate: bool = ..., castle: bool = ..., en_passant: bool = ...) -> None: ...
+    drop: str
+    def __init__(self, uci: _Optional[str] = ..., san: _Optional[str] = ..., from_square: _Optional[str] = ..., to_square: _Optional[str] = ..., promotion: _Optional[str] = ..., capture: bool = ..., check: bool = ..., checkmate: bool = ..., castle: bool = ..., en_passant: bool = ..., drop: _Optional[str] = ...) -> None: ...
 
 class NewGameRequest(_message.Message):
     __slots__ = ("fen", "variant", "chess960_position", "game_id", "time_control", "tags", "view")
@@ -311,18 +331,20 @@ class LegalMovesRequest(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., fen: _Optional[str] = ..., variant: _Optional[_Union[Variant, str]] = ...) -> None: ...
 
 class LegalMovesResponse(_message.Message):
-    __slots__ = ("moves", "status", "in_check", "fen", "ply")
+    __slots__ = ("moves", "status", "in_check", "fen", "ply", "winner")
     MOVES_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     IN_CHECK_FIELD_NUMBER: _ClassVar[int]
     FEN_FIELD_NUMBER: _ClassVar[int]
     PLY_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
     moves: _containers.RepeatedCompositeFieldContainer[Move]
     status: GameStatus
     in_check: bool
     fen: str
     ply: int
-    def __init__(self, moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., in_check: bool = ..., fen: _Optional[str] = ..., ply: _Optional[int] = ...) -> None: ...
+    winner: Color
+    def __init__(self, moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., in_check: bool = ..., fen: _Optional[str] = ..., ply: _Optional[int] = ..., winner: _Optional[_Union[Color, str]] = ...) -> None: ...
 
 class PerftRequest(_message.Message):
     __slots__ = ("fen", "variant", "depth", "divide", "threads")

@@ -263,7 +263,10 @@ class ChessServiceServicer(object):
         verdict, a helpmate when it can, and the nodes searched. The position is dead when
         neither can. Runs off the async workers within Perft's slots (RESOURCE_EXHAUSTED,
         TOO_MANY_PERFTS when they are busy), honours deadlines and cancellation, and spends
-        at most --winnability-budget-nodes per side (then UNDETERMINED).
+        at most --winnability-budget-nodes per side (then UNDETERMINED). In a lichess
+        variant (by `fen`), a side is UNWINNABLE when the variant's material rule rules out
+        its win and UNDETERMINED otherwise, with no search (the solver is for standard chess
+        and Chess960).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
