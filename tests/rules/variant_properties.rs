@@ -145,3 +145,104 @@ fn crowded_positions_fit_the_move_list() {
     }
     eprintln!("900 crowded positions, at most {most} legal moves");
 }
+
+/// FENs a hostile caller could send: the suites' and the corpus's FENs with a few
+/// characters replaced, inserted or deleted (from the alphabet of variant FEN: pockets,
+/// `~`, check counters, X-FEN castling), read in every variant. Nothing may panic, and
+/// whatever is accepted must be a consistent position: its moves, SAN and UCI read back,
+/// its FEN reads back to it, and a shallow perft runs.
+#[test]
+fn mutated_fens_never_panic_and_what_parses_is_consistent_in_every_variant() {
+    use chess_service::rules::variant::{AnyPosition, VariantKind};
+    use std::io::{BufRead, BufReader};
+
+    const ALPHABET: &[u8] = b"pnbrqkPNBRQK12345678/ wb-KQkqABCDEFGHabcdefgh0[]~+";
+    let path = format!(
+        "{}/tests/data/variants/corpus_variants.jsonl.gz",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let kind_of = |key: &str| {
+        VariantKind::ALL
+            .into_iter()
+            .find(|k| k.key() == key)
+            .unwrap_or_else(|| panic!("unknown variant {key}"))
+    };
+    let seeds: Vec<(VariantKind, String)> = BufReader::new(flate2::read::GzDecoder::new(file))
+        .lines()
+        .step_by(7)
+        .map(|line| {
+            let record: serde_json::Value =
+                serde_json::from_str(&line.expect("readable")).expect("JSON");
+            let kind = kind_of(record["variant"].as_str().expect("a variant"));
+            (kind, record["fen"].as_str().expect("a fen").to_string())
+        })
+        .collect();
+    let mut rng = Rng(27);
+    let (mut tried, mut accepted) = (0usize, 0usize);
+    let mut failures = Vec::new();
+    for round in 0..16 {
+        for (own, seed) in &seeds {
+            let mut bytes = seed.clone().into_bytes();
+            for _ in 0..1 + rng.below(3) {
+                let i = rng.below(bytes.len() + 1);
+                let c = ALPHABET[rng.below(ALPHABET.len())];
+                match rng.below(4) {
+                    // A piece for another: the placement stays well-formed, the material
+                    // becomes anything (pawns on back ranks, extra kings, full pockets).
+                    3 if i < bytes.len() && bytes[i].is_ascii_alphabetic() => {
+                        bytes[i] = b"pnbrqkPNBRQK"[rng.below(12)];
+                    }
+                    0 if i < bytes.len() => bytes[i] = c,
+                    1 => bytes.insert(i, c),
+                    _ if i < bytes.len() => {
+                        bytes.remove(i);
+                    }
+                    _ => {}
+                }
+            }
+            let text = String::from_utf8(bytes).expect("ASCII edits keep UTF-8");
+            // Mostly the FEN's own variant; in the last rounds every variant reads every
+            // text, which reaches the checks a variant's own FENs pass.
+            let kind = if round < 12 {
+                *own
+            } else {
+                VariantKind::ALL[tried % VariantKind::ALL.len()]
+            };
+            tried += 1;
+            let checked = std::panic::catch_unwind(|| {
+                let Ok(pos) = AnyPosition::from_fen(kind, &text) else {
+                    return false;
+                };
+                let fen = pos.to_fen();
+                assert_eq!(AnyPosition::from_fen(kind, &fen), Ok(pos), "{fen}");
+                for &m in pos.legal_moves().iter() {
+                    let (san, uci) = (pos.san(m), pos.uci(m));
+                    assert_eq!(pos.parse_move(&san), Ok(m), "SAN {san}");
+                    assert_eq!(pos.parse_move(&uci), Ok(m), "UCI {uci}");
+                }
+                let _ = (pos.outcome(), pos.is_check(), pos.repetition_key());
+                let _ = pos.has_insufficient_material(chess_service::rules::Color::White);
+                let _ = pos.has_insufficient_material(chess_service::rules::Color::Black);
+                let _ = pos.perft(2);
+                true
+            });
+            match checked {
+                Ok(true) => accepted += 1,
+                Ok(false) => {}
+                Err(_) => failures.push(format!("{kind}: {text}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mutated FENs panicked, for example: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(10)]
+    );
+    assert!(
+        accepted > 5_000,
+        "only {accepted} of {tried} mutated FENs parsed"
+    );
+    eprintln!("{tried} mutated variant FENs, {accepted} accepted and consistent");
+}
