@@ -515,13 +515,17 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
     let variant = match first("Variant") {
         None => Variant::Standard,
         Some((v, at)) => variant_from_tag(v).ok_or_else(|| {
-            PgnError::syntax(
-                at,
-                format!(
+            let why = match super::variant::VariantKind::from_name(v) {
+                Some(kind) => format!(
+                    "[Variant \"{}\"]: games in {kind} are not served yet (its positions are, by FEN, through LegalMoves, Perft and Winnability); only standard chess and Chess960 games can be imported",
+                    clip(v)
+                ),
+                None => format!(
                     "[Variant \"{}\"] is not played here: only standard chess and Chess960 (\"Chess960\", \"Fischerandom\", \"chess 960\")",
                     clip(v)
                 ),
-            )
+            };
+            PgnError::syntax(at, why)
         })?,
     };
     let start = match (first("FEN"), first("SetUp")) {

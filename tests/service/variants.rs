@@ -383,6 +383,25 @@ async fn bad_variant_fens_and_games_in_a_variant_are_refused_with_reasons() {
         );
         assert_eq!(violated_fields(&status), ["variant"]);
     }
+    // A lichess export of an atomic game is read far enough to say why it is refused.
+    let lichess_atomic = "[Event \"Rated Atomic game\"]\n[Site \"https://lichess.org/abcdefgh\"]\n\
+        [White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n[Variant \"Atomic\"]\n\n\
+        1. Nf3 f6 2. Nd4 e6 3. Nb5 Kf7 4. Nxc7 1-0\n";
+    let refused = c
+        .import_game(pb::ImportGameRequest {
+            pgn: lichess_atomic.into(),
+            ..Default::default()
+        })
+        .await;
+    let status = expect_error(refused, Code::InvalidArgument, "PGN_SYNTAX");
+    assert!(
+        status
+            .message()
+            .contains("games in Atomic are not served yet"),
+        "{}",
+        status.message()
+    );
+
     // Unknown numbers stay unknown.
     let refused = c.perft(pb::PerftRequest {
         variant: 99,

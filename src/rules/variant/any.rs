@@ -73,6 +73,27 @@ impl VariantKind {
         }
     }
 
+    /// Reads a variant's name as PGN `[Variant]` tags and APIs write it: lichess's name
+    /// (`Racing Kings`) or key (`racingKings`), in any case, with or without spaces,
+    /// hyphens and underscores, and the common aliases (`3check`, `koth`).
+    pub fn from_name(name: &str) -> Option<VariantKind> {
+        let key: String = name
+            .chars()
+            .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        Some(match key.as_str() {
+            "crazyhouse" | "zh" => VariantKind::Crazyhouse,
+            "atomic" => VariantKind::Atomic,
+            "antichess" | "giveaway" | "suicide" => VariantKind::Antichess,
+            "horde" => VariantKind::Horde,
+            "racingkings" => VariantKind::RacingKings,
+            "kingofthehill" | "koth" => VariantKind::KingOfTheHill,
+            "threecheck" | "3check" => VariantKind::ThreeCheck,
+            _ => return None,
+        })
+    }
+
     /// Whether the 75-move rule (and with it the 50-move claim) applies: not in crazyhouse,
     /// where drops keep material on the board.
     pub fn has_move_count_rule(self) -> bool {
@@ -279,6 +300,20 @@ mod tests {
             let stop = AtomicBool::new(false);
             assert_eq!(start.count(2, &stop), Ok(start.perft(2)), "{kind}");
         }
+    }
+
+    #[test]
+    fn names_read_back_as_lichess_writes_them() {
+        for kind in VariantKind::ALL {
+            assert_eq!(VariantKind::from_name(kind.name()), Some(kind));
+            assert_eq!(VariantKind::from_name(kind.key()), Some(kind));
+        }
+        assert_eq!(
+            VariantKind::from_name("three-check"),
+            Some(VariantKind::ThreeCheck)
+        );
+        assert_eq!(VariantKind::from_name("Chess960"), None);
+        assert_eq!(VariantKind::from_name("Standard"), None);
     }
 
     #[test]
