@@ -42,7 +42,7 @@
 
 mod clock;
 mod event;
-mod game;
+mod match_;
 pub mod import;
 pub mod judge;
 mod meta;
@@ -55,7 +55,7 @@ pub use clock::{
     TimeControlError, pgn_clk,
 };
 pub use event::{ClaimRule, Event, EventRecord, LogEntry, Status};
-pub use game::{Match, Refusal, ReplayError};
+pub use match_::{Match, Refusal, ReplayError};
 pub use meta::{GameMeta, Start};
 pub use opening::Opening;
 pub use tags::{TagError, Tags};
