@@ -42,9 +42,9 @@
 
 mod clock;
 mod event;
-mod match_;
 pub mod import;
 pub mod judge;
+mod match_;
 mod meta;
 pub mod opening;
 pub mod pgn;
