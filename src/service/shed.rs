@@ -186,7 +186,9 @@ where
                             "shedding load: {limit} calls in flight, the most --max-in-flight allows; refusing calls with OVERLOADED"
                         );
                     }
-                    let status = tonic::Status::from(ServiceError::Overloaded { limit });
+                    let refused = ServiceError::Overloaded { limit };
+                    crate::service::metrics::refused(refused.reason());
+                    let status = tonic::Status::from(refused);
                     let answer = status
                         .into_http()
                         .map(|inner| SlotBody::new(inner, None, None));

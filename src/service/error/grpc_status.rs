@@ -301,9 +301,11 @@ impl ServiceError {
     }
 }
 
+/// A pure conversion: it counts nothing. The glue that answers a caller with the status
+/// counts the refusal there (`metrics::refused`), so that a conversion made to inspect or
+/// test an error is not counted as a refusal.
 impl From<ServiceError> for tonic::Status {
     fn from(e: ServiceError) -> tonic::Status {
-        crate::service::metrics::refused(e.reason());
         let mut details = ErrorDetails::new();
         // Metadata values are the caller's text, clipped where the error is made
         // (`rules::clip`), or short facts: the backstop bound leaves a clipped text (its
