@@ -290,6 +290,67 @@ fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// The crate's decoder (`base64::engine::general_purpose::URL_SAFE_NO_PAD`, which
+    /// replaces the hand-written one) accepts and rejects exactly what the hand-written
+    /// one does: tokens already handed out must keep reading, and no new spelling may.
+    #[test]
+    fn the_base64_crate_decodes_as_the_hand_written_decoder() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut inputs: Vec<String> = vec![
+            "".into(),
+            "A".into(),
+            "AA".into(),
+            "AB".into(),
+            "AAA".into(),
+            "AAB".into(),
+            "Zg".into(),
+            "Zh".into(),
+            "Zm8".into(),
+            "Zm9".into(),
+            "Zm9v".into(),
+            "Zm9vYmFy".into(),
+            "-_8".into(),
+            "-_9".into(),
+            "Zg==".into(),
+            "Zm8=".into(),
+            "Zm9v====".into(),
+            "====".into(),
+            "+/8".into(),
+            "Zm 9v".into(),
+            "Zm9v\n".into(),
+            "x".into(),
+            "not a token".into(),
+            "é".into(),
+        ];
+        for filter in [StatusFilter::All, StatusFilter::Ended] {
+            for id in ["g", "ab", "abc", "game-0001_x.~", &"z".repeat(64)] {
+                let token = page_token(filter, id);
+                inputs.push(format!("{token}A"));
+                let mut respelled = token.clone().into_bytes();
+                let last = respelled.last_mut().unwrap();
+                *last = if *last == b'_' { b'-' } else { b'_' };
+                inputs.push(String::from_utf8(respelled).unwrap());
+                inputs.push(token);
+            }
+        }
+        // Every one- and two-character tail after a full group: the unused-bit rule.
+        let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        for a in alphabet.chars() {
+            for b in alphabet.chars() {
+                inputs.push(format!("Zm9v{a}{b}"));
+                inputs.push(format!("Zm9v{a}{b}A"));
+            }
+        }
+        for text in &inputs {
+            assert_eq!(
+                URL_SAFE_NO_PAD.decode(text).ok(),
+                base64url_decode(text),
+                "{text:?}"
+            );
+        }
+    }
+
     #[test]
     fn tokens_round_trip_for_their_filter_only() {
         let default = ListScope::Tenant(None);
