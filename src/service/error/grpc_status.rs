@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::{ServiceError, status_name};
+use super::{ServiceError, proto_status_name};
 use crate::lifecycle::TimeControlError;
 use crate::rules::clip::{clip_to, clipped};
 use crate::rules::{Color, PgnError};
@@ -109,7 +109,7 @@ impl ServiceError {
             CompressionNotAccepted { encoding } => put("encoding", encoding.clone()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
-                put("status", status_name(*status).to_string());
+                put("status", proto_status_name(*status).to_string());
             }
             NothingToUndo { id }
             | GameNotFound { id }
@@ -228,7 +228,7 @@ impl ServiceError {
                 put("role", role.to_string());
                 put("needed", Role::Admin.to_string());
                 put("game_id", id.clone());
-                put("status", status_name(*status).to_string());
+                put("status", proto_status_name(*status).to_string());
             }
             RateLimited(limited) => {
                 put("quota", limited.quota.to_string());
