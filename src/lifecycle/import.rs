@@ -30,8 +30,8 @@ use crate::rules::pgn_read::{PgnError, PgnGame, PgnResult, read_pgn};
 use crate::rules::{Color, Position, Variant, chess960};
 
 use super::event::{Event, LogEntry};
-use super::game::{Match, Refusal, ReplayError};
 use super::judge::flag_fall;
+use super::match_::{Match, Refusal, ReplayError};
 use super::meta::Start;
 use super::tags::{TagError, Tags, is_server_tag};
 

@@ -42,9 +42,9 @@
 
 mod clock;
 mod event;
-mod game;
 pub mod import;
 pub mod judge;
+mod match_;
 mod meta;
 pub mod opening;
 pub mod pgn;
@@ -55,7 +55,7 @@ pub use clock::{
     TimeControlError, pgn_clk,
 };
 pub use event::{ClaimRule, Event, EventRecord, LogEntry, Status};
-pub use game::{Match, Refusal, ReplayError};
+pub use match_::{Match, Refusal, ReplayError};
 pub use meta::{GameMeta, Start};
 pub use opening::Opening;
 pub use tags::{TagError, Tags};

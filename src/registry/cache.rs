@@ -32,14 +32,15 @@ pub(super) enum CellState {
 /// One game's serialization point: fair (FIFO), held across the store write.
 pub(super) type Cell = tokio::sync::Mutex<CellState>;
 
-struct Slot {
+/// A cached game's cell and when it was last used (the eviction order).
+struct CachedCell {
     cell: Arc<Cell>,
     last_used: u64,
 }
 
 #[derive(Default)]
 struct Shard {
-    slots: HashMap<String, Slot>,
+    slots: HashMap<String, CachedCell>,
 }
 
 /// The cells of the games in use or recently used.
@@ -122,7 +123,7 @@ impl Cache {
         let cell = Arc::new(tokio::sync::Mutex::new(CellState::Unloaded));
         shard.slots.insert(
             id.to_string(),
-            Slot {
+            CachedCell {
                 cell: cell.clone(),
                 last_used: now,
             },

@@ -254,7 +254,11 @@ impl ChessService {
             }
         });
         guard.finish(&result.as_ref().map(|_| ()));
-        let (answer, held) = result.map_err(tonic::Status::from)?;
+        let (answer, held) = result.map_err(|e| {
+            // Counted here, where the caller is answered, not in the conversion.
+            super::metrics::refused(e.reason());
+            tonic::Status::from(e)
+        })?;
         let mut response = Response::new(answer);
         if let Some(held) = held {
             response.extensions_mut().insert(HeldAnswer::new(held));

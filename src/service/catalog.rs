@@ -14,6 +14,9 @@
 
 use std::collections::HashMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
 use crate::lifecycle::Tags;
 use crate::pb;
 use crate::registry::RegistryError;
@@ -255,40 +258,35 @@ pub fn resume_after(
 }
 
 /// Decodes unpadded base64url (the alphabet of [`super::convert::base64url`]); `None` for
-/// anything else.
+/// anything else: padding, the standard alphabet's `+` and `/`, a length no encoding has,
+/// or non-zero unused bits (one spelling per token).
 fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        }))
-    }
-    if text.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for chunk in text.as_bytes().chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * i);
-        }
-        let bytes = chunk.len() - 1;
-        // Unused low bits must be zero: one spelling per token.
-        if n & ((1 << (8 * (3 - bytes))) - 1) != 0 {
-            return None;
-        }
-        out.extend((0..bytes).map(|i| (n >> (16 - 8 * i)) as u8));
-    }
-    Some(out)
+    URL_SAFE_NO_PAD.decode(text).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Page tokens handed out keep their spelling, and the decoder takes one spelling
+    /// of each byte string only.
+    #[test]
+    fn page_tokens_keep_their_spelling() {
+        assert_eq!(page_token(StatusFilter::All, "game-1"), "AQBnYW1lLTE");
+        assert_eq!(page_token(StatusFilter::Ended, "abc"), "AQJhYmM");
+        assert_eq!(base64url_decode("AQJhYmM"), Some(b"\x01\x02abc".to_vec()));
+        assert_eq!(base64url_decode(""), Some(Vec::new()));
+        for bad in [
+            "AQJhYmM=",  // padding
+            "AQJhYmN",   // non-zero unused bits
+            "AQJhYmMAA", // a length no encoding has
+            "+/8",       // the standard alphabet
+            "====",      // padding alone
+            "AQ Jh",     // white space
+        ] {
+            assert_eq!(base64url_decode(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn tokens_round_trip_for_their_filter_only() {

@@ -2,6 +2,9 @@
 //! types become `chess.v1` messages (as `From` where one value maps to one message).
 //! Request fields are read in [`super::validate`].
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
 use crate::lifecycle::{
     ClockReading, ClockStart, Event, EventRecord, GameMeta, Match, Opening, Start, Status,
     TimeControl,
@@ -452,21 +455,11 @@ pub fn describe_start(meta: &GameMeta, m: &Match) -> String {
     }
 }
 
-/// URL-safe base64 (RFC 4648 section 5) without padding, for server-made game ids.
+/// URL-safe base64 (RFC 4648 section 5) without padding, for server-made game ids and
+/// page tokens. Their spelling is a compatibility contract (ids and tokens handed out
+/// stay valid): `base64url_matches_rfc4648_vectors` pins it.
 pub fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, &b)| acc | (u32::from(b) << (16 - 8 * i)));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
+    URL_SAFE_NO_PAD.encode(bytes)
 }
 
 #[cfg(test)]

@@ -24,14 +24,16 @@ struct Queue {
     closed: bool,
 }
 
-struct Shared {
+/// The job queue and the condvar its idle threads wait on: shared by the pool handle
+/// (which submits) and every pool thread (which takes).
+struct PoolQueue {
     queue: Mutex<Queue>,
     ready: Condvar,
 }
 
 /// The pool. Dropping it lets the threads finish the queued jobs and exit.
 pub struct CpuPool {
-    shared: Arc<Shared>,
+    shared: Arc<PoolQueue>,
 }
 
 /// The pool is gone (shutting down) or the job panicked.
@@ -42,7 +44,7 @@ pub struct NotRun;
 impl CpuPool {
     /// A pool of `threads` threads (at least one).
     pub fn new(threads: usize) -> std::io::Result<CpuPool> {
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(PoolQueue {
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 idle: 0,
@@ -95,7 +97,7 @@ impl Drop for CpuPool {
 
 /// A pool thread: takes jobs until the pool is dropped and the queue is empty. The lock
 /// is held only to take a job off the queue.
-fn work(shared: &Shared) {
+fn work(shared: &PoolQueue) {
     let Ok(mut queue) = shared.queue.lock() else {
         return;
     };

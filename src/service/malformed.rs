@@ -81,6 +81,7 @@ fn rewrite<B: Default>(path: &str, response: http::Response<B>) -> http::Respons
             Clean::new(&error.to_string(), 512)
         );
     }
+    super::metrics::refused(error.reason());
     let mut status = tonic::Status::from(error);
     if let Some(accepted) = accepted {
         status.metadata_mut().insert(ACCEPT_ENCODING, accepted);

@@ -59,20 +59,20 @@ impl InFlight {
     }
 
     /// A slot for one call, or `None` when every slot is taken.
-    fn admit(self: &Arc<Self>) -> Option<Slot> {
+    fn admit(self: &Arc<Self>) -> Option<CallSlot> {
         let before = self.now.fetch_add(1, Ordering::AcqRel);
         if before >= self.limit {
             self.now.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        Some(Slot(self.clone()))
+        Some(CallSlot(self.clone()))
     }
 }
 
 /// One admitted call; frees its slot when dropped (its answer sent, or the call cancelled).
-struct Slot(Arc<InFlight>);
+struct CallSlot(Arc<InFlight>);
 
-impl Drop for Slot {
+impl Drop for CallSlot {
     fn drop(&mut self) {
         self.0.now.fetch_sub(1, Ordering::AcqRel);
     }
@@ -186,7 +186,9 @@ where
                             "shedding load: {limit} calls in flight, the most --max-in-flight allows; refusing calls with OVERLOADED"
                         );
                     }
-                    let status = tonic::Status::from(ServiceError::Overloaded { limit });
+                    let refused = ServiceError::Overloaded { limit };
+                    crate::service::metrics::refused(refused.reason());
+                    let status = tonic::Status::from(refused);
                     let answer = status
                         .into_http()
                         .map(|inner| SlotBody::new(inner, None, None));
@@ -222,13 +224,13 @@ pin_project_lite::pin_project! {
     pub struct SlotBody<B> {
         #[pin]
         inner: B,
-        slot: Option<Slot>,
+        slot: Option<CallSlot>,
         held: Option<Reservation>,
     }
 }
 
 impl<B> SlotBody<B> {
-    fn new(inner: B, slot: Option<Slot>, held: Option<Reservation>) -> SlotBody<B> {
+    fn new(inner: B, slot: Option<CallSlot>, held: Option<Reservation>) -> SlotBody<B> {
         SlotBody { inner, slot, held }
     }
 }

@@ -66,7 +66,11 @@ impl ChessService {
                             true,
                         )
                     }
-                    WatchItem::End(e) => (Err(ServiceError::from(e).into()), true),
+                    WatchItem::End(e) => {
+                        let refused = ServiceError::from(e);
+                        super::metrics::refused(refused.reason());
+                        (Err(refused.into()), true)
+                    }
                 };
                 if tx.send(message).await.is_err() || last {
                     break;

@@ -80,14 +80,16 @@ struct State {
     stats: GroupCommitStats,
 }
 
-struct Shared {
+/// The writers' queue (with the flusher's flags), the flusher's wake-up and the
+/// store's fault: shared by the writers and the flusher thread.
+struct CommitQueue {
     state: Mutex<State>,
     wake: Condvar,
     /// The fault, announced once (see [`GroupCommit::faults`]).
     fault: watch::Sender<Option<StoreError>>,
 }
 
-impl Shared {
+impl CommitQueue {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding this lock; if something ever did, the state is
         // still consistent (a queue and flags), so carry on with it.
@@ -111,7 +113,7 @@ impl Shared {
 
 /// The queue of waiters and the flusher thread that serves it.
 pub struct GroupCommit {
-    shared: Arc<Shared>,
+    shared: Arc<CommitQueue>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -124,7 +126,7 @@ impl GroupCommit {
         max_linger: Duration,
         sync: SyncFn,
     ) -> Result<GroupCommit, StoreError> {
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(CommitQueue {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             fault: watch::Sender::new(None),
@@ -235,7 +237,7 @@ fn check_state(st: &State) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn flusher(shared: &Shared, mut sync: SyncFn, max_linger: Duration) {
+fn flusher(shared: &CommitQueue, mut sync: SyncFn, max_linger: Duration) {
     // Writers answered by one sync come back together; without lingering they would
     // miss the next sync (which starts with whoever queued during this one) and split
     // into two alternating halves, each sync serving half of them. So after a sync the

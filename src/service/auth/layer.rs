@@ -224,6 +224,7 @@ where
                         Clean::new(&refused.to_string(), 512)
                     );
                 }
+                crate::service::metrics::refused(refused.reason());
                 let status = tonic::Status::from(refused);
                 Box::pin(std::future::ready(Ok(status.into_http())))
             }

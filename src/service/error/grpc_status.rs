@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::{ServiceError, status_name};
+use super::{ServiceError, proto_status_name};
 use crate::lifecycle::TimeControlError;
 use crate::rules::clip::{clip_to, clipped};
 use crate::rules::{Color, PgnError};
@@ -110,7 +110,7 @@ impl ServiceError {
             CompressionNotAccepted { encoding } => put("encoding", encoding.clone()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
-                put("status", status_name(*status).to_string());
+                put("status", proto_status_name(*status).to_string());
             }
             NothingToUndo { id }
             | GameNotFound { id }
@@ -229,7 +229,7 @@ impl ServiceError {
                 put("role", role.to_string());
                 put("needed", Role::Admin.to_string());
                 put("game_id", id.clone());
-                put("status", status_name(*status).to_string());
+                put("status", proto_status_name(*status).to_string());
             }
             RateLimited(limited) => {
                 put("quota", limited.quota.to_string());
@@ -306,9 +306,11 @@ impl ServiceError {
     }
 }
 
+/// A pure conversion: it counts nothing. The glue that answers a caller with the status
+/// counts the refusal there (`metrics::refused`), so that a conversion made to inspect or
+/// test an error is not counted as a refusal.
 impl From<ServiceError> for tonic::Status {
     fn from(e: ServiceError) -> tonic::Status {
-        crate::service::metrics::refused(e.reason());
         let mut details = ErrorDetails::new();
         // Metadata values are the caller's text, clipped where the error is made
         // (`rules::clip`), or short facts: the backstop bound leaves a clipped text (its

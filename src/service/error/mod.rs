@@ -527,8 +527,9 @@ fn pending_offer(id: &str, by: Color, color: Color) -> String {
     }
 }
 
-/// The proto enum name of a status, for messages and metadata.
-pub fn status_name(status: Status) -> &'static str {
+/// The proto enum name of a status (`GAME_STATUS_CHECKMATE`), for messages and metadata;
+/// not the stored column value (`store::postgres::stored_status_name`).
+pub fn proto_status_name(status: Status) -> &'static str {
     crate::pb::GameStatus::from(status).as_str_name()
 }
 

@@ -59,7 +59,7 @@ use batch::{PendingSave, write_saves};
 use errors::to_i64;
 pub use feed::CHANNEL;
 use feed::{DELETED, listen, notify};
-pub use row::status_name;
+pub use row::stored_status_name;
 use row::{Row, decode_row, stamp_of, token_from_db, token_to_db};
 use session::Faults;
 pub use session::SessionLimits;

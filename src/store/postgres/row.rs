@@ -8,8 +8,9 @@ use crate::store::codec;
 use crate::store::encoder_cache::{self, CachedEncoder};
 use crate::store::{GameMeta, Stamp, StoreError};
 
-/// The status column's value: a stable name for listing by status.
-pub fn status_name(status: Status) -> &'static str {
+/// The status column's value (`checkmate`): a stable name for listing by status, kept
+/// apart from the proto enum name a caller reads (`service::error::proto_status_name`).
+pub fn stored_status_name(status: Status) -> &'static str {
     match status {
         Status::InProgress => "in_progress",
         Status::Checkmate { .. } => "checkmate",
@@ -72,7 +73,7 @@ impl Row {
             version: to_i64(game.version(), "version")?,
             token: token_to_db(Stamp::fresh_token()?),
             record,
-            status: status_name(game.status()),
+            status: stored_status_name(game.status()),
             flag_at_ms: game
                 .flag_time()
                 .map(|t| to_i64(t, "flag time"))

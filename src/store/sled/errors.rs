@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::Shared;
+use super::SledState;
 use crate::store::StoreError;
 
 pub(super) fn io_err(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -35,7 +35,7 @@ pub(super) fn sled_open_err(path: &Path, what: &str, e: sled::Error) -> StoreErr
     }
 }
 
-impl Shared {
+impl SledState {
     pub(super) fn sled_err(&self, id: &str, e: sled::Error) -> StoreError {
         match e {
             sled::Error::Corruption { .. } => StoreError::DataLoss {

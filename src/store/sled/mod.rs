@@ -19,7 +19,7 @@
 //!
 //! The files, one concept each (each says why it is shaped as it is):
 //! - this one: [`SledStore`] (open, close, the synchronous calls of tools and tests) and
-//!   its [`GameStore`] impl, and `Shared`, the state a load on the blocking pool needs too;
+//!   its [`GameStore`] impl, and `SledState`, the state a load on the blocking pool needs too;
 //! - `config`: [`SledConfig`] and the [`Durability`] levels;
 //! - `layout`: the data directory: its trees and layout marker, getting it ready under
 //!   its lock, and the index of ended games built for a directory of layout 1;
@@ -68,13 +68,13 @@ use super::{
 
 /// Games in sled. See the module docs.
 pub struct SledStore {
-    shared: Arc<Shared>,
+    shared: Arc<SledState>,
     durability: Durability,
     commit: GroupCommit,
 }
 
 /// What a load on the blocking pool needs too.
-struct Shared {
+struct SledState {
     path: PathBuf,
     /// The store's fault (a failed sync or write): once set, nothing is read or written.
     fault: tokio::sync::watch::Receiver<Option<StoreError>>,
@@ -94,7 +94,7 @@ struct Shared {
     deleted: sled::Tree,
 }
 
-/// Stripes of [`Shared::writing`].
+/// Stripes of [`SledState::writing`].
 const WRITE_STRIPES: usize = 64;
 
 impl SledStore {
@@ -197,7 +197,7 @@ impl SledStore {
         );
         let commit = GroupCommit::start("store-flusher", config.commit_linger_max, sync)?;
         Ok(SledStore {
-            shared: Arc::new(Shared {
+            shared: Arc::new(SledState {
                 path,
                 fault: commit.faults(),
                 games,
@@ -305,7 +305,7 @@ impl SledStore {
     }
 }
 
-impl Shared {
+impl SledState {
     /// Refuses once the store is closed, or stopped by a fault: after a failed sync or
     /// write sled may hold changes in memory that are not durable, so nothing is read
     /// from it any more either.

@@ -2,7 +2,7 @@
 //! (the `ended` tree, a scan bounded a call), and a stored record decoded, a damaged one
 //! being `DataLoss` for that game alone.
 
-use super::Shared;
+use super::SledState;
 use super::errors::io_err;
 use crate::store::codec;
 use crate::store::encoder_cache::CachedEncoder;
@@ -12,7 +12,7 @@ use crate::store::{KeyRange, ListPage, ListedGame, LoadedGame, StatusFilter, Sto
 /// with where to resume (listing games in progress skips the ended ones one by one).
 const LIST_SCAN_BUDGET: usize = 10_000;
 
-impl Shared {
+impl SledState {
     /// Decodes game `id`'s stored record: its version and encoding, `None` if there is no
     /// record.
     pub(super) fn read(&self, id: &str) -> Result<Option<(u64, CachedEncoder)>, StoreError> {
