@@ -6,12 +6,14 @@
 //! - [`client`]: the gRPC client helpers (new game, play, undo, get, watch);
 //! - [`rng`]: a seeded generator for reproducible random games;
 //! - [`epd`]: the EPD perft suites of `tests/data/`;
+//! - [`grpc_web`]: gRPC-Web calls made by hand, over HTTP/1.1 and HTTP/2;
 //! - [`damage`]: the damage a stored record must not survive;
 //! - [`corpus_games`]: the reference corpus as whole games;
 //! - [`journal`]: the crash-test journal and its check of a reopened store;
 //! - [`postgres`]: a throwaway PostgreSQL cluster for the replica tests;
 //! - [`iptables`]: a real network cut (DROP rules) of one replica, for the replica tests;
-//! - [`metrics`]: a server's `/metrics`, scraped and parsed.
+//! - [`metrics`]: a server's `/metrics`, scraped and parsed;
+//! - [`variant_corpus`]: python-chess's corpus of the lichess variants.
 #![allow(dead_code)]
 
 pub mod blackhole;
@@ -20,6 +22,7 @@ pub mod client;
 pub mod corpus_games;
 pub mod damage;
 pub mod epd;
+pub mod grpc_web;
 pub mod iptables;
 pub mod journal;
 pub mod metrics;
@@ -27,3 +30,4 @@ pub mod postgres;
 pub mod raw_grpc;
 pub mod rng;
 pub mod server;
+pub mod variant_corpus;

@@ -4,46 +4,13 @@
 //! for each side and the position after the move played.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 
+use crate::common::variant_corpus::{Record, records};
 use chess_service::rules::Color;
 use chess_service::rules::variant::{
     Antichess, Atomic, Crazyhouse, Horde, KingOfTheHill, RacingKings, ThreeCheck, VariantEnd,
     VariantOutcome, VariantPosition, VariantRules,
 };
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct End {
-    result: String,
-    why: String,
-}
-
-#[derive(Deserialize)]
-struct Record {
-    variant: String,
-    fen: String,
-    legal: Vec<String>,
-    #[serde(default)]
-    san: HashMap<String, String>,
-    check: bool,
-    end: Option<End>,
-    insufficient: [bool; 2],
-    played: Option<String>,
-    fen_after: Option<String>,
-}
-
-fn records() -> Vec<Record> {
-    let path = format!(
-        "{}/tests/data/variants/corpus_variants.jsonl.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    BufReader::new(flate2::read::GzDecoder::new(file))
-        .lines()
-        .map(|line| serde_json::from_str(&line.expect("readable")).expect("a corpus record"))
-        .collect()
-}
 
 /// python-chess's (result, termination) for a position with no move left, or `None`
 /// where the game goes on (or ends only by a rule of the game's history).

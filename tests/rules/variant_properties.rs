@@ -154,29 +154,18 @@ fn crowded_positions_fit_the_move_list() {
 #[test]
 fn mutated_fens_never_panic_and_what_parses_is_consistent_in_every_variant() {
     use chess_service::rules::variant::{AnyPosition, VariantKind};
-    use std::io::{BufRead, BufReader};
 
     const ALPHABET: &[u8] = b"pnbrqkPNBRQK12345678/ wb-KQkqABCDEFGHabcdefgh0[]~+";
-    let path = format!(
-        "{}/tests/data/variants/corpus_variants.jsonl.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let kind_of = |key: &str| {
         VariantKind::ALL
             .into_iter()
             .find(|k| k.key() == key)
             .unwrap_or_else(|| panic!("unknown variant {key}"))
     };
-    let seeds: Vec<(VariantKind, String)> = BufReader::new(flate2::read::GzDecoder::new(file))
-        .lines()
+    let seeds: Vec<(VariantKind, String)> = crate::common::variant_corpus::records()
+        .into_iter()
         .step_by(7)
-        .map(|line| {
-            let record: serde_json::Value =
-                serde_json::from_str(&line.expect("readable")).expect("JSON");
-            let kind = kind_of(record["variant"].as_str().expect("a variant"));
-            (kind, record["fen"].as_str().expect("a fen").to_string())
-        })
+        .map(|r| (kind_of(&r.variant), r.fen))
         .collect();
     let mut rng = Rng(27);
     let (mut tried, mut accepted) = (0usize, 0usize);

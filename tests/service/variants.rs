@@ -4,15 +4,14 @@
 //! promotions on the wire, Winnability from the material rule, and the refusal of games in
 //! a variant until the game store serves them.
 
-use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
+use std::collections::HashSet;
 
 use chess_service::pb;
-use serde::Deserialize;
 use tonic::Code;
 
 use crate::common::client::named;
 use crate::common::server::{Server, expect_error, violated_fields};
+use crate::common::variant_corpus::{End, records};
 
 /// Perft counts up to this many nodes are asked of the server (the library's own test
 /// goes to 10 million).
@@ -128,23 +127,6 @@ async fn a_variant_perft_past_its_deadline_stops_and_frees_its_slot() {
     assert_eq!(answer.nodes, 400);
 }
 
-#[derive(Deserialize)]
-struct End {
-    result: String,
-    why: String,
-}
-
-#[derive(Deserialize)]
-struct Record {
-    variant: String,
-    fen: String,
-    legal: Vec<String>,
-    #[serde(default)]
-    san: HashMap<String, String>,
-    check: bool,
-    end: Option<End>,
-}
-
 fn variant_of(key: &str) -> pb::Variant {
     match key {
         "crazyhouse" => pb::Variant::Crazyhouse,
@@ -183,15 +165,7 @@ fn expected_status(end: Option<&End>) -> Option<(pb::GameStatus, pb::Color)> {
 
 #[tokio::test]
 async fn legal_moves_by_fen_agree_with_python_chess_in_every_variant() {
-    let path = format!(
-        "{}/tests/data/variants/corpus_variants.jsonl.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let records: Vec<Record> = BufReader::new(flate2::read::GzDecoder::new(file))
-        .lines()
-        .map(|line| serde_json::from_str(&line.expect("readable")).expect("a corpus record"))
-        .collect();
+    let records = records();
     let server = Server::start(&[]);
     let mut c = server.client().await;
     let (mut asked, mut endings, mut sans, mut drops) = (0, 0, 0, 0);
