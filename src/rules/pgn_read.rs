@@ -517,7 +517,7 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
         Some((v, at)) => variant_from_tag(v).ok_or_else(|| {
             let why = match super::variant::VariantKind::from_name(v) {
                 Some(kind) => format!(
-                    "[Variant \"{}\"]: games in {kind} are not served yet (its positions are, by FEN, through LegalMoves, Perft and Winnability); only standard chess and Chess960 games can be imported",
+                    "[Variant \"{}\"] is not played here: games in {kind} are not served yet (its positions are, by FEN, through LegalMoves, Perft and Winnability); only standard chess and Chess960 games can be imported",
                     clip(v)
                 ),
                 None => format!(
