@@ -15,8 +15,9 @@
 //!   room, so that sockets that never speak cannot keep a well-behaved client (a health
 //!   probe) out until their handshake timeout.
 //! - `--handshake-timeout-secs`: the TLS handshake (when TLS is on) and the 24 bytes of
-//!   the HTTP/2 connection preface must arrive within it, or the connection is closed;
-//!   a connection that sends something other than the preface is closed too.
+//!   the HTTP/2 connection preface (or, on the gRPC-Web listener, an HTTP/1.1 request
+//!   line's method and space) must arrive within it, or the connection is closed; a
+//!   connection that sends anything else is closed as soon as it is read.
 //! - Out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), the loop waits before the
 //!   next `accept`, from 5 ms doubling up to 1 s, and logs a warning (at most one line
 //!   every 10 s, with the count of failures in between); the first success resets it.
@@ -59,6 +60,66 @@ pub struct Limits {
     pub flag: &'static str,
     /// The longest a connection may take to start HTTP/2 (and its TLS handshake).
     pub handshake_timeout: Duration,
+    /// Whether an HTTP/1.1 request line may open a connection too (the gRPC-Web
+    /// listener, which browsers reach over HTTP/1.1); the main port speaks only HTTP/2.
+    pub http1: bool,
+}
+
+/// What the first bytes of a connection say it speaks.
+#[derive(Debug, PartialEq, Eq)]
+enum Opening {
+    /// The HTTP/2 connection preface.
+    Http2,
+    /// An HTTP/1.1 request line's method and space (`POST `, `OPTIONS `).
+    Http1,
+    /// Anything else.
+    Other,
+}
+
+/// The longest HTTP method the gRPC-Web listener expects (`OPTIONS`).
+const LONGEST_METHOD: usize = 7;
+
+/// Decides what `opening` speaks, or `None` if more bytes are needed to tell.
+fn classify(opening: &[u8], http1: bool) -> Option<Opening> {
+    if opening.len() <= PREFACE.len() && opening == &PREFACE[..opening.len()] {
+        return (opening.len() == PREFACE.len()).then_some(Opening::Http2);
+    }
+    if !http1 {
+        return Some(Opening::Other);
+    }
+    for (i, &b) in opening.iter().enumerate() {
+        if b == b' ' {
+            return Some(if i > 0 {
+                Opening::Http1
+            } else {
+                Opening::Other
+            });
+        }
+        if !b.is_ascii_uppercase() || i >= LONGEST_METHOD {
+            return Some(Opening::Other);
+        }
+    }
+    None
+}
+
+/// Reads a connection's first bytes until they say what it speaks (at most the 24 bytes
+/// of the HTTP/2 preface); the bytes are kept to be read again by the server.
+async fn read_opening<IO: AsyncRead + Unpin>(
+    io: &mut IO,
+    http1: bool,
+) -> io::Result<(Opening, [u8; PREFACE.len()], usize)> {
+    let mut opening = [0u8; PREFACE.len()];
+    let mut len = 0;
+    loop {
+        let n = io.read(&mut opening[len..]).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        len += n;
+        if let Some(kind) = classify(&opening[..len], http1) {
+            return Ok((kind, opening, len));
+        }
+    }
 }
 
 /// Whether an `accept` error means the process or system is out of descriptors or
@@ -174,9 +235,8 @@ where
             tokio::spawn(async move {
                 let handshake = tokio::time::timeout(limits.handshake_timeout, async {
                     let mut io = (*handshake)(stream).await?;
-                    let mut preface = [0u8; PREFACE.len()];
-                    io.read_exact(&mut preface).await?;
-                    Ok::<_, io::Error>((io, preface))
+                    let opening = read_opening(&mut io, limits.http1).await?;
+                    Ok::<_, io::Error>((io, opening))
                 });
                 let started = tokio::select! {
                     started = handshake => started,
@@ -187,9 +247,11 @@ where
                 };
                 started_flag.store(true, Ordering::Release);
                 match started {
-                    Ok(Ok((io, preface))) if &preface == PREFACE => {
+                    Ok(Ok((io, (Opening::Http2 | Opening::Http1, opening, len)))) => {
                         let conn = Conn {
                             io,
+                            opening,
+                            opening_len: len,
                             replayed: 0,
                             _open: guard,
                         };
@@ -263,7 +325,10 @@ impl Starting {
 /// dropped.
 pub struct Conn<IO> {
     io: IO,
-    /// Bytes of the preface already read again.
+    /// The first bytes, read to tell what the connection speaks.
+    opening: [u8; PREFACE.len()],
+    opening_len: usize,
+    /// How many of them the server has read again.
     replayed: usize,
     _open: Open,
 }
@@ -282,8 +347,9 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Conn<IO> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if self.replayed < PREFACE.len() {
-            let rest = &PREFACE[self.replayed..];
+        if self.replayed < self.opening_len {
+            let (opening, replayed) = (self.opening, self.replayed);
+            let rest = &opening[replayed..self.opening_len];
             let n = rest.len().min(buf.remaining());
             buf.put_slice(&rest[..n]);
             self.replayed += n;
@@ -336,6 +402,46 @@ mod tests {
         assert!(!out_of_resources(&io::Error::other("x")));
     }
 
+    #[test]
+    fn the_opening_tells_http2_http1_and_anything_else_apart() {
+        use Opening::{Http1, Http2, Other};
+        // HTTP/2: only the whole preface; any prefix of it needs more bytes.
+        assert_eq!(classify(PREFACE, false), Some(Http2));
+        assert_eq!(classify(PREFACE, true), Some(Http2));
+        assert_eq!(classify(b"PRI * HTTP", true), None);
+        assert_eq!(classify(b"P", false), None);
+        // HTTP/1.1 only where it is allowed, and only as a method and a space.
+        assert_eq!(classify(b"POST /chess.v1", true), Some(Http1));
+        assert_eq!(classify(b"OPTIONS / HTTP/1.1", true), Some(Http1));
+        assert_eq!(classify(b"POST /chess.v1", false), Some(Other));
+        assert_eq!(classify(b"PO", true), None);
+        assert_eq!(classify(b"post /", true), Some(Other));
+        assert_eq!(classify(b" POST", true), Some(Other));
+        assert_eq!(classify(b"LONGMETHOD /", true), Some(Other));
+        assert_eq!(classify(b"\x16\x03\x01", true), Some(Other));
+    }
+
+    #[tokio::test]
+    async fn an_http1_opening_is_read_again_before_the_rest() {
+        let (mut client, mut server) = tokio::io::duplex(256);
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"OPTIONS / HTTP/1.1\r\n\r\n")
+            .await
+            .expect("write");
+        drop(client);
+        let (kind, opening, len) = read_opening(&mut server, true).await.expect("read");
+        assert_eq!(kind, Opening::Http1);
+        let mut conn = Conn {
+            io: server,
+            opening,
+            opening_len: len,
+            replayed: 0,
+            _open: Open(Arc::new(AtomicUsize::new(1))),
+        };
+        let mut all = Vec::new();
+        conn.read_to_end(&mut all).await.expect("read");
+        assert_eq!(all, b"OPTIONS / HTTP/1.1\r\n\r\n");
+    }
+
     #[tokio::test]
     async fn the_preface_is_read_again_before_the_rest() {
         let (mut client, server) = tokio::io::duplex(256);
@@ -345,6 +451,8 @@ mod tests {
         drop(client);
         let mut conn = Conn {
             io: server,
+            opening: *PREFACE,
+            opening_len: PREFACE.len(),
             replayed: 0,
             _open: Open(Arc::new(AtomicUsize::new(1))),
         };

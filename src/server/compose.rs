@@ -126,6 +126,12 @@ pub async fn services(
     })
 }
 
+/// The chess service as tonic serves it, with the request size limit; one for the main
+/// port and the gRPC-Web listener (cloning it shares the service).
+pub fn chess_server(config: &Config, service: ChessService) -> ChessServiceServer<ChessService> {
+    ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes)
+}
+
 /// The main port's router: health, reflection (unless turned off) and the chess
 /// service, behind the metrics, malformed-request, load-shedding and token layers.
 pub fn router(
@@ -133,11 +139,8 @@ pub fn router(
     gate: Arc<Gate>,
     calls: Arc<InFlight>,
     health_service: HealthServer<impl Health>,
-    service: ChessService,
+    chess: ChessServiceServer<ChessService>,
 ) -> Result<Router<Layers>, ServerError> {
-    let chess =
-        ChessServiceServer::new(service).max_decoding_message_size(config.max_request_bytes);
-
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)

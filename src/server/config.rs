@@ -143,6 +143,9 @@ pub struct Config {
     /// Connections, load shedding, perft's time limit, metrics.
     #[command(flatten)]
     pub ops: OpsConfig,
+
+    #[command(flatten)]
+    pub web: super::WebConfig,
 }
 
 /// Opens the game store named by the configuration: the PostgreSQL database of

@@ -11,25 +11,39 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
+use tonic::service::Routes;
 use tonic::transport::server::{Connected, Router, TcpConnectInfo};
 use tonic_health::server::HealthReporter;
+use tower::{Layer, Service};
 
-use super::compose::Layers;
 use super::{Config, ServerError, accept};
 
-/// The main port: our own accept loop (see [`accept`]): bounded connections, a deadline
-/// to start HTTP/2, a back-off when descriptors run out; then TLS when it is on, and the
-/// router, until `stop` fires.
-pub fn serve_main(
-    router: Router<Layers>,
+/// The main port, or the gRPC-Web listener: our own accept loop (see [`accept`]):
+/// bounded connections, a deadline to start HTTP/2 (or HTTP/1.1, where the limits allow
+/// it), a back-off when descriptors run out; then TLS when it is on, and the router,
+/// until `stop` turns true (or its sender is gone).
+pub fn serve_main<L, ResBody>(
+    router: Router<L>,
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     accept_limits: accept::Limits,
     connections: Arc<AtomicUsize>,
-    stop: tokio::sync::oneshot::Receiver<()>,
-) -> tokio::task::JoinHandle<Result<(), tonic::transport::Error>> {
-    let stopped = async {
-        let _ = stop.await;
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<Result<(), tonic::transport::Error>>
+where
+    L: Layer<Routes> + Send + 'static,
+    L::Service: Service<http::Request<tonic::body::Body>, Response = http::Response<ResBody>>
+        + Clone
+        + Send
+        + 'static,
+    <L::Service as Service<http::Request<tonic::body::Body>>>::Future: Send,
+    <L::Service as Service<http::Request<tonic::body::Body>>>::Error:
+        Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+    ResBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    ResBody::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stopped = async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
     };
     match tls {
         None => {

@@ -19,6 +19,7 @@ use crate::store::{GameStore, StoreError};
 pub mod accept;
 mod compose;
 mod config;
+mod grpc_web;
 mod health;
 mod io;
 mod log_flood;
@@ -32,6 +33,7 @@ pub mod tls;
 pub mod traces;
 
 pub use config::{Config, LogFormat, bind, open_store};
+pub use grpc_web::WebConfig;
 pub use logging::init_logging;
 pub use ops::OpsConfig;
 pub use security::SecurityConfig;
@@ -84,6 +86,9 @@ pub enum ServerError {
     /// TLS cannot be set up from the configured files.
     #[error("{0}")]
     Tls(tls::TlsError),
+    /// A flag's value cannot be used (the message names the flag).
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Serves until `shutdown` resolves, then shuts down gracefully: health NOT_SERVING, no
@@ -104,6 +109,7 @@ pub async fn serve(
     auth::reload_on_sighup(gate.clone());
     let tls = config::tls_acceptor(config)?;
     let health_listener = config::bind_health(config).await?;
+    let web_listener = grpc_web::bind(config).await?;
     let (health, health_service) = health::reporter().await;
 
     let compose::Services {
@@ -115,12 +121,49 @@ pub async fn serve(
         connections,
         metrics_server,
     } = compose::services(config, &store, &health).await?;
-    let router = compose::router(config, gate, calls, health_service, service)?;
+    let chess = compose::chess_server(config, service);
+    let web_router = match &web_listener {
+        Some(_) => Some(grpc_web::router(
+            config,
+            gate.clone(),
+            calls.clone(),
+            chess.clone(),
+        )?),
+        None => None,
+    };
+    let router = compose::router(config, gate, calls, health_service, chess)?;
 
     let http_warnings = log_flood::report_left_out();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let accept_limits = config.ops.accept_limits();
     let tls_on = tls.is_some();
+    let web_server = match (web_listener, web_router) {
+        (Some(web_listener), Some(web_router)) => {
+            let web_addr = web_listener
+                .local_addr()
+                .map_err(|source| ServerError::Bind {
+                    addr: config.web.grpc_web_listen.clone().unwrap_or_default(),
+                    source,
+                })?;
+            // The main port's limits, with HTTP/1.1 allowed; one bound on connections
+            // for both ports.
+            let limits = accept::Limits {
+                http1: true,
+                ..accept_limits
+            };
+            let task = io::serve_main(
+                web_router,
+                web_listener,
+                tls.as_ref().map(grpc_web::tls),
+                limits,
+                connections.clone(),
+                stop_rx.clone(),
+            );
+            tracing::info!(address = %web_addr, tls = tls_on, "gRPC-Web on {web_addr}");
+            Some(task)
+        }
+        _ => None,
+    };
     let server = io::serve_main(router, listener, tls, accept_limits, connections, stop_rx);
     let health_server = io::serve_health_port(config, health_listener, &health, accept_limits)?;
 
@@ -130,6 +173,7 @@ pub async fn serve(
     let mut running = shutdown::Running {
         stop,
         server,
+        web_server,
         http_warnings,
         health_server,
         metrics_server,
@@ -150,6 +194,9 @@ pub async fn serve(
                 .await;
             if let Some(health_server) = running.health_server {
                 health_server.abort();
+            }
+            if let Some(web_server) = running.web_server {
+                web_server.abort();
             }
             // No flush: the store serves nothing more, and its restart recovers from
             // what is on disk.

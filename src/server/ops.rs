@@ -75,6 +75,7 @@ impl OpsConfig {
             max_connections: self.max_connections,
             flag: "--max-connections",
             handshake_timeout: Duration::from_secs(self.handshake_timeout_secs.min(MAX_SECONDS)),
+            http1: false,
         }
     }
 

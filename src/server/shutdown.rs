@@ -17,10 +17,12 @@ use crate::store::{GameStore, StoreError};
 
 /// The tasks of a running server, and the sender that stops it accepting calls.
 pub struct Running {
-    /// Stops the main port accepting calls.
-    pub stop: tokio::sync::oneshot::Sender<()>,
+    /// Stops the main port (and the gRPC-Web listener) accepting calls.
+    pub stop: tokio::sync::watch::Sender<bool>,
     /// The main port's server.
     pub server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    /// The gRPC-Web listener's server.
+    pub web_server: Option<tokio::task::JoinHandle<Result<(), tonic::transport::Error>>>,
     /// The periodic report of the HTTP/2 stack's warnings left out.
     pub http_warnings: tokio::task::JoinHandle<()>,
     /// The plaintext health port's server.
@@ -67,7 +69,7 @@ pub async fn graceful(
         task.abort();
     }
     health::set_all(health, ServingStatus::NotServing).await;
-    let _ = running.stop.send(());
+    let _ = running.stop.send(true);
     // Open WatchGame streams never end by themselves: end them (UNAVAILABLE) so that they
     // do not hold the shutdown, and stop the flag timers.
     registry.shutdown();
@@ -78,6 +80,9 @@ pub async fn graceful(
         );
     }
     running.server.abort();
+    if let Some(web_server) = running.web_server {
+        web_server.abort();
+    }
     running.http_warnings.abort();
     if let Some(health_server) = running.health_server {
         health_server.abort();
@@ -115,7 +120,7 @@ pub async fn fail_stop(
     health: &HealthReporter,
     registry: &Registry,
     in_flight: &AtomicUsize,
-    stop: tokio::sync::oneshot::Sender<()>,
+    stop: tokio::sync::watch::Sender<bool>,
     server: &mut tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
 ) {
     tracing::error!(
@@ -124,7 +129,7 @@ pub async fn fail_stop(
     health::set_all(health, ServingStatus::NotServing).await;
     registry.shutdown();
     tokio::time::sleep(FAIL_STOP_LINGER).await;
-    let _ = stop.send(());
+    let _ = stop.send(true);
     if !wait_for_calls(server, in_flight, Duration::from_secs(2)).await {
         tracing::warn!("calls still in flight after the storage fault; closing them");
     }

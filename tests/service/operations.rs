@@ -51,7 +51,7 @@ async fn health(server: &Server) -> Result<ServingStatus, tonic::Status> {
 
 /// Waits (at most `limit`) for the server's socket to close: true if it did (EOF or a
 /// reset), false if it stayed open.
-async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+pub(crate) async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     let mut buf = [0u8; 256];
     let deadline = tokio::time::Instant::now() + limit;
     loop {

@@ -1039,3 +1039,53 @@ async fn client_text_reaches_the_log_escaped_and_bounded() {
         assert!(line.len() < 2048, "a log line of {} bytes", line.len());
     }
 }
+
+#[tokio::test]
+async fn grpc_web_calls_need_the_same_tokens_and_roles() {
+    use crate::common::grpc_web::{call_http1, web_addr};
+    use prost::Message as _;
+
+    let (dir, tokens) = tokens_dir();
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &[
+            "--auth-tokens",
+            tokens.to_str().expect("utf-8 path"),
+            "--grpc-web-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let addr = web_addr(&server);
+    let new_game = named("web-token").encode_to_vec();
+    let path = "/chess.v1.ChessService/NewGame";
+    let bearer = |token: &str| format!("Bearer {token}");
+    let status = |answer: crate::common::grpc_web::HttpAnswer| answer.grpc_status();
+
+    let none = call_http1(&addr, path, &new_game, &[]).await;
+    assert_eq!(status(none), Some(Code::Unauthenticated as i32));
+    let wrong = call_http1(
+        &addr,
+        path,
+        &new_game,
+        &[("Authorization", &bearer("nope"))],
+    )
+    .await;
+    assert_eq!(status(wrong), Some(Code::Unauthenticated as i32));
+    let reader = call_http1(
+        &addr,
+        path,
+        &new_game,
+        &[("Authorization", &bearer(READER))],
+    )
+    .await;
+    assert_eq!(status(reader), Some(Code::PermissionDenied as i32));
+    let player = call_http1(
+        &addr,
+        path,
+        &new_game,
+        &[("Authorization", &bearer(PLAYER))],
+    )
+    .await;
+    assert_eq!(status(player), Some(0));
+}
