@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::raw_grpc::frame;
+use super::raw_grpc::{frame, post_stream};
 use super::server::Server;
 
 /// The address of a server's gRPC-Web listener (`--grpc-web-listen`), from its log.
@@ -174,23 +174,12 @@ pub async fn call_http2(
     message: &[u8],
     headers: &[(&str, &str)],
 ) -> HttpAnswer {
-    let tcp = TcpStream::connect(addr).await.expect("connects");
-    let (send, connection) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake");
-    let driver = tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    let mut send = send.ready().await.expect("the connection takes a stream");
-    let mut request = http::Request::builder()
-        .method("POST")
-        .uri(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc-web+proto")
-        .header("x-grpc-web", "1");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let (response, mut stream) = send
-        .send_request(request.body(()).expect("a request"), false)
-        .expect("a stream");
+    let mut all = vec![
+        ("content-type", "application/grpc-web+proto"),
+        ("x-grpc-web", "1"),
+    ];
+    all.extend_from_slice(headers);
+    let (response, mut stream, driver) = post_stream(addr, path, &all).await;
     stream
         .send_data(bytes::Bytes::from(frame(0, message)), true)
         .expect("sends the body");

@@ -34,6 +34,35 @@ fn size(headers: &http::HeaderMap) -> usize {
         .sum()
 }
 
+/// A fresh HTTP/2 connection (prior knowledge) to `addr` and one POST stream on it to
+/// `path` with `headers`: the answer to come, the request body's sender, and the task
+/// that drives the connection (abort it when done).
+pub async fn post_stream(
+    addr: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (
+    h2::client::ResponseFuture,
+    h2::SendStream<bytes::Bytes>,
+    tokio::task::JoinHandle<()>,
+) {
+    let tcp = TcpStream::connect(addr).await.expect("connects");
+    let (send, connection) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake");
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut send = send.ready().await.expect("the connection takes a stream");
+    let mut request = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{addr}{path}"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(()).expect("a request");
+    let (response, stream) = send.send_request(request, false).expect("a stream");
+    (response, stream, driver)
+}
+
 /// Sends `body` as the whole request body of `path` (with `headers` beside the usual
 /// gRPC ones) on a fresh connection to `addr`, and reads the answer for at most `wait`.
 pub async fn raw_call(
@@ -43,22 +72,9 @@ pub async fn raw_call(
     headers: &[(&str, &str)],
     wait: Duration,
 ) -> RawAnswer {
-    let tcp = TcpStream::connect(addr).await.expect("connects");
-    let (send, connection) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake");
-    let driver = tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    let mut send = send.ready().await.expect("the connection takes a stream");
-    let mut request = http::Request::builder()
-        .method("POST")
-        .uri(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(()).expect("a request");
-    let (response, mut stream) = send.send_request(request, false).expect("a stream");
+    let mut all = vec![("content-type", "application/grpc"), ("te", "trailers")];
+    all.extend_from_slice(headers);
+    let (response, mut stream, driver) = post_stream(addr, path, &all).await;
     stream
         .send_data(bytes::Bytes::from(body), true)
         .expect("sends the body");
