@@ -383,18 +383,22 @@ fn is_glyph(word: &str) -> bool {
 
 /// A variant named by a `[Variant]` tag; `None`: not one this service plays.
 pub fn variant_from_tag(value: &str) -> Option<Variant> {
-    let key: String = value
-        .chars()
-        .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_'))
-        .flat_map(char::to_lowercase)
-        .collect();
-    match key.as_str() {
+    match variant_name_key(value).as_str() {
         "" | "standard" | "normal" | "chess" | "fromposition" => Some(Variant::Standard),
         "chess960" | "fischerandom" | "fischerrandom" | "freestyle" | "freestylechess" | "960" => {
             Some(Variant::Chess960)
         }
         _ => None,
     }
+}
+
+/// A variant's name as a comparable key: lower case, without spaces, hyphens and
+/// underscores (`Racing Kings`, `racingKings` and `racing-kings` all give `racingkings`).
+pub(crate) fn variant_name_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// Splits a leading move number (`12.`, `12...`, `12`) off a word: the rest, if the word

@@ -77,21 +77,18 @@ impl VariantKind {
     /// (`Racing Kings`) or key (`racingKings`), in any case, with or without spaces,
     /// hyphens and underscores, and the common aliases (`3check`, `koth`).
     pub fn from_name(name: &str) -> Option<VariantKind> {
-        let key: String = name
-            .chars()
-            .filter(|c| !c.is_whitespace() && !matches!(c, '-' | '_'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        Some(match key.as_str() {
-            "crazyhouse" | "zh" => VariantKind::Crazyhouse,
-            "atomic" => VariantKind::Atomic,
-            "antichess" | "giveaway" | "suicide" => VariantKind::Antichess,
-            "horde" => VariantKind::Horde,
-            "racingkings" => VariantKind::RacingKings,
-            "kingofthehill" | "koth" => VariantKind::KingOfTheHill,
-            "threecheck" | "3check" => VariantKind::ThreeCheck,
-            _ => return None,
-        })
+        Some(
+            match crate::rules::pgn_read::variant_name_key(name).as_str() {
+                "crazyhouse" | "zh" => VariantKind::Crazyhouse,
+                "atomic" => VariantKind::Atomic,
+                "antichess" | "giveaway" | "suicide" => VariantKind::Antichess,
+                "horde" => VariantKind::Horde,
+                "racingkings" => VariantKind::RacingKings,
+                "kingofthehill" | "koth" => VariantKind::KingOfTheHill,
+                "threecheck" | "3check" => VariantKind::ThreeCheck,
+                _ => return None,
+            },
+        )
     }
 
     /// Whether the 75-move rule (and with it the 50-move claim) applies: not in crazyhouse,
