@@ -22,6 +22,8 @@ mod config_docs;
 mod contract;
 #[path = "service/dead_positions.rs"]
 mod dead_positions;
+#[path = "service/enum_fields.rs"]
+mod enum_fields;
 #[path = "service/grpc_web.rs"]
 mod grpc_web;
 #[path = "service/hostile.rs"]

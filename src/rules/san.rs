@@ -386,6 +386,23 @@ impl MoveTextError {
         )
     }
 
+    /// The move text as the caller gave it (cut short when it was malformed); none when
+    /// it was empty or too long to be a move.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            MoveTextError::Empty | MoveTextError::TooLong { .. } => None,
+            MoveTextError::Uci(
+                super::uci::UciError::Syntax { text, .. }
+                | super::uci::UciError::Illegal { text, .. },
+            ) => Some(text),
+            MoveTextError::San(
+                SanError::Syntax { text, .. }
+                | SanError::Illegal { text, .. }
+                | SanError::Ambiguous { text, .. },
+            ) => Some(text),
+        }
+    }
+
     /// The illegality reason, when the move was well formed but not legal.
     pub fn illegal_reason(&self) -> Option<&IllegalMove> {
         match self {

@@ -249,6 +249,7 @@ pub fn variant_legal_moves(pos: &AnyPosition) -> pb::LegalMovesResponse {
         fen: pos.to_fen(),
         ply: 0,
         winner: winner.map_or(pb::Color::Unspecified, pb::Color::from) as i32,
+        version: 0,
     }
 }
 
@@ -283,6 +284,7 @@ pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
         winner: status
             .winner()
             .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
+        version: 0,
     }
 }
 
@@ -307,6 +309,7 @@ pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
         winner: status
             .winner()
             .map_or(pb::Color::Unspecified, pb::Color::from) as i32,
+        version: m.version(),
     }
 }
 

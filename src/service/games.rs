@@ -186,7 +186,7 @@ impl ChessService {
         tenant: Option<Tenant>,
     ) -> Result<pb::PlayResponse, ServiceError> {
         validate_game_id(&req.game_id)?;
-        validate_move_text(&req.r#move)?;
+        validate_move_text(&req.game_id, &req.r#move)?;
         let color = color_from_pb(req.color, "color")?;
         let view = view_from_pb(req.view)?;
         let id = req.game_id.clone();
@@ -434,7 +434,7 @@ impl ChessService {
         let text = if req.r#move.trim().is_empty() {
             None
         } else {
-            validate_move_text(&req.r#move)?;
+            validate_move_text(&req.game_id, &req.r#move)?;
             Some(req.r#move)
         };
         let view = view_from_pb(req.view)?;

@@ -157,8 +157,9 @@ pub fn validate_game_id(id: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// Checks move text before it reaches a position: present and within the length limit.
-pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
+/// Checks move text for game `id` before it reaches a position: present and within the
+/// length limit.
+pub fn validate_move_text(id: &str, text: &str) -> Result<(), ServiceError> {
     if text.trim().is_empty() {
         return Err(ServiceError::MissingField {
             field: "move",
@@ -166,9 +167,10 @@ pub fn validate_move_text(text: &str) -> Result<(), ServiceError> {
         });
     }
     if text.len() > MAX_MOVE_TEXT_LEN {
-        return Err(ServiceError::InvalidMoveText(MoveTextError::TooLong {
-            len: text.len(),
-        }));
+        return Err(ServiceError::InvalidMoveText {
+            id: id.to_string(),
+            error: MoveTextError::TooLong { len: text.len() },
+        });
     }
     Ok(())
 }

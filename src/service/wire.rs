@@ -112,6 +112,7 @@ mod field {
     pub const RESPONSE_FEN: u32 = 4;
     pub const RESPONSE_PLY: u32 = 5;
     pub const RESPONSE_WINNER: u32 = 6;
+    pub const RESPONSE_VERSION: u32 = 7;
 }
 
 /// A move's UCI text (at most 5 bytes), kept inline for sorting.
@@ -186,13 +187,15 @@ fn square_name(sq: crate::rules::Square) -> [u8; 2] {
 }
 
 /// Encodes the `chess.v1.LegalMovesResponse` for `legal` (the complete legal move list of
-/// `pos`, or empty when a game has ended), `status`, and `ply`: the moves sorted by UCI
-/// text, each described as [`super::convert::move_to_pb`] does, written directly.
+/// `pos`, or empty when a game has ended), `status`, `ply` and `version`: the moves
+/// sorted by UCI text, each described as [`super::convert::move_to_pb`] does, written
+/// directly.
 pub fn encode_legal_moves(
     pos: &Position,
     legal: &[Move],
     status: Status,
     ply: u32,
+    version: u64,
 ) -> EncodedLegalMoves {
     let sans = pos.san_all(legal);
     let mut order: Vec<(Uci, usize)> = legal
@@ -245,6 +248,7 @@ pub fn encode_legal_moves(
             pb::Color::from(winner) as i32 as u64,
         );
     }
+    put_uint(&mut out, field::RESPONSE_VERSION, version);
     EncodedLegalMoves(Bytes::from(out))
 }
 
@@ -253,7 +257,7 @@ pub fn encode_legal_moves(
 pub fn position_legal_moves(pos: &Position) -> EncodedLegalMoves {
     let legal = pos.legal_moves();
     let status = rules::Status::of_position_with(pos, !legal.is_empty()).into();
-    encode_legal_moves(pos, &legal, status, 0)
+    encode_legal_moves(pos, &legal, status, 0, 0)
 }
 
 /// The moves playable in a game now (none once it has ended), with its status and ply.
@@ -270,6 +274,7 @@ pub fn game_legal_moves(m: &crate::lifecycle::Match) -> EncodedLegalMoves {
         &legal,
         status,
         super::convert::ply_u32(game.ply()),
+        m.version(),
     )
 }
 
@@ -344,6 +349,7 @@ mod tests {
         assert!(decoded.moves.is_empty());
         assert_eq!(decoded.status(), pb::GameStatus::Checkmate);
         assert_eq!(decoded.ply, 4);
+        assert_eq!(decoded.version, 4);
         assert!(decoded.in_check);
     }
 

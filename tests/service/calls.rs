@@ -302,6 +302,9 @@ async fn every_error_code_from_a_real_request() {
         status.message(),
         "illegal move e1g1: castling through f1, which the black bishop on c4 attacks"
     );
+    let info = crate::common::server::error_info(&status);
+    assert_eq!(info.metadata["game_id"], "castle-through-check");
+    assert_eq!(info.metadata["move"], "e1g1");
     // ... an ambiguous SAN move.
     let two_knights = pb::NewGameRequest {
         fen: "4k3/8/8/8/8/8/8/4KN1N w - - 0 1".into(),

@@ -119,6 +119,63 @@ async fn a_move_that_lapses_an_offer_is_one_request_of_two_events() {
     );
 }
 
+/// LegalMoves by game names the version its moves belong to, so "read the moves, then
+/// play one with `expected_version`" needs no other call; a FEN answers version 0.
+#[tokio::test]
+async fn legal_moves_carry_the_version_to_play_against() {
+    let server = Server::start(&[]);
+    let mut c = server.client().await;
+    let id = "moves-version";
+    new_game(&mut c, named(id)).await;
+    let by_game = |id: &str| pb::LegalMovesRequest {
+        position: Some(pb::legal_moves_request::Position::GameId(id.into())),
+        variant: 0,
+    };
+    let legal = c
+        .legal_moves(by_game(id))
+        .await
+        .expect("moves")
+        .into_inner();
+    assert_eq!(legal.version, 0);
+    play_with(&mut c, versioned_play(id, "e4", legal.version)).await;
+    // A draw offer changes the version, not the ply: a move read before it is refused.
+    let before_offer = c
+        .legal_moves(by_game(id))
+        .await
+        .expect("moves")
+        .into_inner();
+    assert_eq!((before_offer.ply, before_offer.version), (1, 1));
+    c.offer_draw(offer(id, WHITE)).await.expect("offer");
+    let after_offer = c
+        .legal_moves(by_game(id))
+        .await
+        .expect("moves")
+        .into_inner();
+    assert_eq!((after_offer.ply, after_offer.version), (1, 2));
+    expect_version_mismatch(
+        c.play(versioned_play(id, "e5", before_offer.version)).await,
+        1,
+        2,
+    );
+    play_with(&mut c, versioned_play(id, "e5", after_offer.version)).await;
+    assert_eq!(
+        get(&mut c, id).await.version,
+        4,
+        "the offer lapsed, then e5"
+    );
+    let by_fen = c
+        .legal_moves(pb::LegalMovesRequest {
+            position: Some(pb::legal_moves_request::Position::Fen(
+                "4k3/8/8/8/8/8/8/4K2R w K - 0 1".into(),
+            )),
+            variant: 0,
+        })
+        .await
+        .expect("moves")
+        .into_inner();
+    assert_eq!(by_fen.version, 0);
+}
+
 #[tokio::test]
 async fn resign_offer_answer_claim_and_add_time_are_safe_to_retry() {
     let server = Server::start(&[]);

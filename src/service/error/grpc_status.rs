@@ -38,7 +38,7 @@ impl ServiceError {
         use ServiceError::*;
         match self {
             InvalidFen { .. }
-            | InvalidMoveText(_)
+            | InvalidMoveText { .. }
             | Pgn(_)
             | PgnTooLarge { .. }
             | InvalidGameId { .. }
@@ -59,8 +59,8 @@ impl ServiceError {
             | InvalidPageToken { .. }
             | InvalidStatusFilter { .. }
             | InvalidColor { .. } => Code::InvalidArgument,
-            IllegalMove(_)
-            | AmbiguousMove(_)
+            IllegalMove { .. }
+            | AmbiguousMove { .. }
             | GameOver { .. }
             | NothingToUndo { .. }
             | NotYourTurn { .. }
@@ -105,6 +105,14 @@ impl ServiceError {
         };
         match self {
             InvalidFen { source, .. } => put("fen_field", source.field().to_string()),
+            InvalidMoveText { id, error }
+            | IllegalMove { id, error }
+            | AmbiguousMove { id, error } => {
+                put("game_id", id.clone());
+                if let Some(text) = error.text() {
+                    put("move", clipped(text));
+                }
+            }
             InvalidTag(e) => put("tag", e.tag().to_string()),
             MalformedRequest { problem } => put("problem", problem.clone()),
             CompressionNotAccepted { encoding } => put("encoding", encoding.clone()),
@@ -245,7 +253,7 @@ impl ServiceError {
         use ServiceError::*;
         match self {
             InvalidFen { field, source } => vec![(field, source.to_string())],
-            InvalidMoveText(e) => vec![("move", e.to_string())],
+            InvalidMoveText { error, .. } => vec![("move", error.to_string())],
             InvalidGameId { why } => vec![("game_id", why.clone())],
             InvalidTenant(why) => vec![("tenant", why.to_string())],
             MissingField { field, why } => vec![(field, (*why).to_string())],

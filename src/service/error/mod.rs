@@ -30,14 +30,29 @@ pub enum ServiceError {
         source: FenError,
     },
     /// Move text that is neither UCI nor SAN.
-    #[error("invalid move text: {0}")]
-    InvalidMoveText(MoveTextError),
+    #[error("invalid move text: {error}")]
+    InvalidMoveText {
+        /// The game the move was for.
+        id: String,
+        /// What is wrong with the text.
+        error: MoveTextError,
+    },
     /// A well-formed move that the rules do not allow in this position.
-    #[error("{0}")]
-    IllegalMove(MoveTextError),
+    #[error("{error}")]
+    IllegalMove {
+        /// The game.
+        id: String,
+        /// The move and why it is illegal.
+        error: MoveTextError,
+    },
     /// SAN that fits more than one legal move.
-    #[error("{0}")]
-    AmbiguousMove(MoveTextError),
+    #[error("{error}")]
+    AmbiguousMove {
+        /// The game.
+        id: String,
+        /// The move and the legal moves it fits.
+        error: MoveTextError,
+    },
     /// The game has ended, so it takes no more moves, offers or claims.
     #[error("game '{id}' is over ({status}); undo a move to continue it")]
     GameOver {
@@ -536,13 +551,14 @@ pub fn proto_status_name(status: Status) -> &'static str {
 impl ServiceError {
     /// Sorts a refused move text into malformed (INVALID_ARGUMENT), ambiguous or illegal
     /// (both FAILED_PRECONDITION: the text is fine, the position does not allow it).
-    pub fn from_move_text(e: MoveTextError) -> ServiceError {
-        if e.is_syntax() {
-            ServiceError::InvalidMoveText(e)
-        } else if matches!(e, MoveTextError::San(SanError::Ambiguous { .. })) {
-            ServiceError::AmbiguousMove(e)
+    pub fn from_move_text(id: &str, error: MoveTextError) -> ServiceError {
+        let id = id.to_string();
+        if error.is_syntax() {
+            ServiceError::InvalidMoveText { id, error }
+        } else if matches!(error, MoveTextError::San(SanError::Ambiguous { .. })) {
+            ServiceError::AmbiguousMove { id, error }
         } else {
-            ServiceError::IllegalMove(e)
+            ServiceError::IllegalMove { id, error }
         }
     }
 
@@ -563,7 +579,7 @@ impl ServiceError {
                 color,
                 last_mover,
             },
-            Refusal::Move(e) => ServiceError::from_move_text(e),
+            Refusal::Move(e) => ServiceError::from_move_text(&id, e),
             Refusal::NothingToUndo => ServiceError::NothingToUndo { id },
             Refusal::DrawOfferPending { by, color } => {
                 ServiceError::DrawOfferPending { id, by, color }
@@ -608,9 +624,9 @@ impl ServiceError {
         use ServiceError::*;
         match self {
             InvalidFen { .. } => R::InvalidFen,
-            InvalidMoveText(_) => R::InvalidMoveText,
-            IllegalMove(_) => R::IllegalMove,
-            AmbiguousMove(_) => R::AmbiguousMove,
+            InvalidMoveText { .. } => R::InvalidMoveText,
+            IllegalMove { .. } => R::IllegalMove,
+            AmbiguousMove { .. } => R::AmbiguousMove,
             GameOver { .. } => R::GameOver,
             NothingToUndo { .. } => R::NothingToUndo,
             NotYourTurn { .. } | NotYourMove { .. } => R::NotYourTurn,

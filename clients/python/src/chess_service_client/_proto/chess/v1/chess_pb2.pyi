@@ -331,20 +331,22 @@ class LegalMovesRequest(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., fen: _Optional[str] = ..., variant: _Optional[_Union[Variant, str]] = ...) -> None: ...
 
 class LegalMovesResponse(_message.Message):
-    __slots__ = ("moves", "status", "in_check", "fen", "ply", "winner")
+    __slots__ = ("moves", "status", "in_check", "fen", "ply", "winner", "version")
     MOVES_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     IN_CHECK_FIELD_NUMBER: _ClassVar[int]
     FEN_FIELD_NUMBER: _ClassVar[int]
     PLY_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     moves: _containers.RepeatedCompositeFieldContainer[Move]
     status: GameStatus
     in_check: bool
     fen: str
     ply: int
     winner: Color
-    def __init__(self, moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., in_check: bool = ..., fen: _Optional[str] = ..., ply: _Optional[int] = ..., winner: _Optional[_Union[Color, str]] = ...) -> None: ...
+    version: int
+    def __init__(self, moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., status: _Optional[_Union[GameStatus, str]] = ..., in_check: bool = ..., fen: _Optional[str] = ..., ply: _Optional[int] = ..., winner: _Optional[_Union[Color, str]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class PerftRequest(_message.Message):
     __slots__ = ("fen", "variant", "depth", "divide", "threads")

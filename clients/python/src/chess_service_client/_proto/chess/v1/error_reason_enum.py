@@ -15,7 +15,8 @@ class ErrorReason(enum.IntEnum):
     #: bytes). Metadata `fen_field`: which part is wrong (fen, placement, side_to_move,
     #: castling, en_passant, halfmove_clock, fullmove_number, position).
     INVALID_FEN = 1
-    #: INVALID_ARGUMENT: move text is neither UCI nor SAN (at most 16 bytes).
+    #: INVALID_ARGUMENT: move text is neither UCI nor SAN (at most 16 bytes). Metadata
+    #: `game_id`, `move` (the text, cut short; absent when empty or too long).
     INVALID_MOVE_TEXT = 2
     #: INVALID_ARGUMENT: a `game_id` that is not 1 to 64 characters of `A-Z a-z 0-9 - _ . ~`.
     INVALID_GAME_ID = 3
@@ -42,9 +43,10 @@ class ErrorReason(enum.IntEnum):
     #: NOT_FOUND: no game with this id. Metadata `game_id`.
     GAME_NOT_FOUND = 13
     #: FAILED_PRECONDITION: a well-formed move the rules do not allow in this position
-    #: (the message says why).
+    #: (the message says why). Metadata `game_id`, `move` (as the caller wrote it).
     ILLEGAL_MOVE = 14
     #: FAILED_PRECONDITION: SAN that fits several legal moves (the message lists them).
+    #: Metadata `game_id`, `move` (as the caller wrote it).
     AMBIGUOUS_MOVE = 15
     #: FAILED_PRECONDITION: a move, offer, answer, resignation, claim or AddTime after the
     #: game ended. Metadata `game_id`, `status` (a GameStatus name).
@@ -107,7 +109,8 @@ class ErrorReason(enum.IntEnum):
     #: UNAUTHENTICATED: a token the server's token file does not list.
     TOKEN_UNKNOWN = 36
     #: PERMISSION_DENIED: the caller's role does not cover the call. Metadata `role`,
-    #: `needed` (and `game_id`, `status` when an ending is final below admin).
+    #: `needed` (and `game_id`, `status` when an ending is final below admin; `tenant`
+    #: when ListGames names another tenant than the caller's).
     ROLE_FORBIDS = 37
     #: DEADLINE_EXCEEDED: the call's deadline passed, or a Perft ran past the server's
     #: `--perft-max-seconds` (then metadata `perft_max_seconds`).
@@ -143,14 +146,14 @@ class ErrorReason(enum.IntEnum):
     #: INVALID_ARGUMENT: an unknown StatusFilter number.
     INVALID_STATUS_FILTER = 50
     #: INVALID_ARGUMENT: ImportGame text that is not PGN. Metadata `line`, `column`
-    #: (1-based).
+    #: (1-based), and `max_bytes` when the text is longer than the server reads.
     PGN_SYNTAX = 51
     #: INVALID_ARGUMENT: ImportGame text with an illegal move. Metadata `ply` (the moves
-    #: before it), `move_number`, `token` (the move as written).
+    #: before it), `move_number`, `token` (the move as written), `line`, `column`.
     PGN_ILLEGAL_MOVE = 52
     #: INVALID_ARGUMENT: ImportGame text with SAN that fits several legal moves. Metadata
-    #: `ply`, `move_number`, `token`, `candidates` (the legal moves it fits, in SAN,
-    #: comma-separated).
+    #: `ply`, `move_number`, `token`, `line`, `column`, `candidates` (the legal moves it
+    #: fits, in SAN, comma-separated).
     PGN_AMBIGUOUS_MOVE = 53
     #: INVALID_ARGUMENT: ImportGame text with more than one game. Metadata `line` (where the
     #: second game starts).
