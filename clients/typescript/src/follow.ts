@@ -44,17 +44,22 @@ export class FollowerGaveUp extends Error {
 
 /**
  * Whether a failed stream is worth opening again: UNAVAILABLE (the server is unreachable,
- * restarting or shutting down), and a stream the transport broke rather than the server
- * ended. The server's own errors always carry a chess.v1 ErrorInfo; a connection reset or
- * closed under the stream surfaces in Connect-ES as INTERNAL, ABORTED or UNKNOWN without
- * one (Node's ECONNRESET is ABORTED there, a closed HTTP/2 session INTERNAL).
+ * restarting or shutting down), and a stream the connection broke rather than the server
+ * ended. The server's own errors always carry a chess.v1 ErrorInfo; a connection closed
+ * or reset under the stream surfaces in Connect-ES without one, as CANCELLED (Node closes
+ * the HTTP/2 streams of a session whose socket ended with CANCEL: a kill -9 of the
+ * server), ABORTED (ECONNRESET), INTERNAL or UNKNOWN. The follower asks this only when its
+ * caller did not abort.
  */
 export function isRetryableStreamError(error: ChessError): boolean {
   if (error.code === Code.Unavailable) return true;
   const fromServer = error.domain === ERROR_DOMAIN;
   return (
     !fromServer &&
-    (error.code === Code.Internal || error.code === Code.Aborted || error.code === Code.Unknown)
+    (error.code === Code.Canceled ||
+      error.code === Code.Internal ||
+      error.code === Code.Aborted ||
+      error.code === Code.Unknown)
   );
 }
 

@@ -10,7 +10,10 @@ export * from "./exports.js";
 
 /** Options of the Node client. */
 export interface NodeChessClientOptions extends ChessClientOptions {
-  /** gRPC-Web's HTTP version (default "1.1", as most browsers and proxies); gRPC is always "2". */
+  /**
+   * gRPC-Web's HTTP version: "2" (the default; cleartext HTTP/2 with prior knowledge, or
+   * TLS with ALPN) or "1.1" (for a proxy that speaks only HTTP/1.1). gRPC is always "2".
+   */
   httpVersion?: "1.1" | "2";
   /** TLS and socket options for Node's http2.connect (HTTP/2) or https.request (HTTP/1.1), such as `ca`. */
   nodeOptions?: http2.SecureClientSessionOptions | https.RequestOptions;
@@ -29,7 +32,7 @@ export function createChessClient(options: NodeChessClientOptions): ChessClient 
     pingIntervalMs: options.pingIntervalMs ?? 30_000,
     pingTimeoutMs: 10_000,
   };
-  if (protocol === "grpc-web" && (options.httpVersion ?? "1.1") === "1.1") {
+  if (protocol === "grpc-web" && options.httpVersion === "1.1") {
     const transport = createGrpcWebTransport({
       baseUrl: options.baseUrl,
       httpVersion: "1.1",
