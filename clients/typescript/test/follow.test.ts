@@ -3,7 +3,7 @@
 // loop cleanly; NOT_FOUND is thrown.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChessError, Code, Color, ErrorReason, GameStatus } from "chess-service-client";
+import { ChessError, Code, Color, ErrorReason, GameStatus, GameView } from "chess-service-client";
 import type { ChessClient, Game, GameEvent } from "chess-service-client";
 import { startServer } from "./server.js";
 
@@ -132,4 +132,33 @@ test("following a game that does not exist throws NOT_FOUND", async (t) => {
     })(),
     (e: unknown) => e instanceof ChessError && e.code === Code.NotFound && e.reason === ErrorReason.GAME_NOT_FOUND,
   );
+});
+
+test("a spectator that fell behind is told to resync, and follow() resumes without a gap", async (t) => {
+  const server = await startServer({ args: ["--watch-buffer", "4"] });
+  t.after(() => server.stop());
+  const player = server.client();
+  // A small HTTP/2 window, so that the transport cannot hold much for the slow reader.
+  const spectator = server.client({ nodeOptions: { settings: { initialWindowSize: 1024 } } });
+  await player.newGame({ gameId: "f-resync" });
+  const follower = spectator.follow("f-resync", { stopWhenOver: true, backoffInitialMs: 10 });
+  const events = follower[Symbol.asyncIterator]();
+  const got: GameEvent[] = [];
+  const first = await events.next(); // version 0; then it stops reading while the game goes on
+  assert.ok(!first.done);
+  got.push(first.value);
+  const pairs = 150;
+  for (let i = 0; i < pairs; i++) {
+    await player.play({ gameId: "f-resync", move: "Nf3", view: GameView.BASIC });
+    await player.undo({ gameId: "f-resync", view: GameView.BASIC });
+  }
+  await player.play({ gameId: "f-resync", move: "e4" });
+  await player.resign({ gameId: "f-resync", color: Color.WHITE });
+  for (let next = await events.next(); !next.done; next = await events.next()) got.push(next.value);
+  const game = (await player.getGame({ gameId: "f-resync" })).game!;
+  assertHistory(got, game);
+  assert.equal(game.version, BigInt(2 * pairs + 2));
+  assert.ok(follower.resyncs >= 1, "the slow spectator was told to resync");
+  assert.ok(follower.reconnects >= follower.resyncs);
+  assert.equal(follower.duplicates, 0);
 });
