@@ -43,6 +43,8 @@ export interface ServerOptions {
   args?: string[];
   /** Also serve gRPC-Web (--grpc-web-listen on a free port). */
   grpcWeb?: boolean;
+  /** Serve TLS with this certificate and key (PEM files): the URLs are then https. */
+  tls?: { cert: string; key: string };
 }
 
 /** One chess-server process, restartable on the same ports and data directory. */
@@ -62,11 +64,11 @@ export class Server {
   }
 
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return this.options.tls ? `https://localhost:${this.port}` : `http://127.0.0.1:${this.port}`;
   }
 
   get webUrl(): string {
-    return `http://127.0.0.1:${this.webPort}`;
+    return this.options.tls ? `https://localhost:${this.webPort}` : `http://127.0.0.1:${this.webPort}`;
   }
 
   /** Starts it: on free ports the first time, then on the same ones. */
@@ -80,6 +82,7 @@ export class Server {
       "--log-format",
       "text",
       ...(this.options.grpcWeb ? ["--grpc-web-listen", `127.0.0.1:${this.webPort}`] : []),
+      ...(this.options.tls ? ["--tls-cert", this.options.tls.cert, "--tls-key", this.options.tls.key] : []),
       ...(this.options.args ?? []),
     ];
     const log = openSync(this.logPath, "a");
