@@ -12,7 +12,7 @@
 //!   (the client sees the connection reset and can try another instance at once, where
 //!   leaving it in the kernel's queue would make it wait for its deadline). Unless a
 //!   connection has not started HTTP/2 yet: then the oldest such one is closed to make
-//!   room, so that sockets that never speak cannot keep a well-behaved client (a health
+//!   room (and the new one kept once it has closed), so that sockets that never speak cannot keep a well-behaved client (a health
 //!   probe) out until their handshake timeout.
 //! - `--handshake-timeout-secs`: the TLS handshake (when TLS is on) and the 24 bytes of
 //!   the HTTP/2 connection preface (or, on the gRPC-Web listener, an HTTP/1.1 request
@@ -129,6 +129,30 @@ fn out_of_resources(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12))
 }
 
+/// The longest the accept loop waits for an evicted connection to close.
+const EVICTION_WAIT: Duration = Duration::from_millis(100);
+
+/// Waits until fewer than `max` connections are open (an evicted one has closed), at
+/// most [`EVICTION_WAIT`]; false if it did not happen by then.
+async fn room_made(open: &AtomicUsize, max: usize) -> bool {
+    let started = tokio::time::Instant::now();
+    let mut tries = 0u32;
+    while open.load(Ordering::Acquire) >= max {
+        if started.elapsed() >= EVICTION_WAIT {
+            return false;
+        }
+        // The evicted task only has to wake and drop its socket: give it the thread
+        // first, then poll gently.
+        if tries < 16 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tries += 1;
+    }
+    true
+}
+
 /// Counts a connection as open while it lives.
 struct Open(Arc<AtomicUsize>);
 
@@ -210,6 +234,13 @@ where
                         "{max} connections are open, the most {} allows: closing the oldest that has not started HTTP/2 to make room",
                         limits.flag
                     );
+                }
+                // Keep the new one only once the evicted one has closed: under a flood,
+                // `accept` is ready again at once, and admitting before the evicted
+                // tasks run would hold far more descriptors than the bound.
+                if !room_made(&open, max).await {
+                    drop(stream);
+                    continue;
                 }
             } else if open.load(Ordering::Acquire) >= max {
                 drop(stream);
