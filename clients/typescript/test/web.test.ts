@@ -65,10 +65,18 @@ test("the browser entry point speaks gRPC-Web over fetch", async () => {
   assert.throws(() => web.createChessClient({ baseUrl: server.baseUrl, protocol: "grpc" }), TypeError);
 });
 
-test("the main port does not answer gRPC-Web, nor the gRPC-Web port gRPC, as the same game", async () => {
-  // Each protocol on its own port: a client pointed at the wrong one gets an error, typed.
+test("gRPC-Web over HTTP/1.1 sent to the main port fails, typed, and changes nothing", async () => {
+  // The main port speaks only HTTP/2 and closes anything else at once (docs/api.md).
   const wrong = server.client({ protocol: "grpc-web", baseUrl: server.baseUrl, httpVersion: "1.1" });
-  await assert.rejects(wrong.getGame({ gameId: "web-h1" }), (e: unknown) => e instanceof ChessError);
+  await assert.rejects(wrong.newGame({ gameId: "web-wrong-port" }), (e: unknown) => {
+    assert.ok(e instanceof ChessError, `a ChessError, not ${String(e)}`);
+    assert.equal(e.reasonName, "", "no status from the server: the connection was closed");
+    return true;
+  });
+  await assert.rejects(
+    server.client().getGame({ gameId: "web-wrong-port" }),
+    (e: unknown) => e instanceof ChessError && e.reason === ErrorReason.GAME_NOT_FOUND,
+  );
 });
 
 test("the browser entry imports no Node module (it bundles for a page)", () => {
