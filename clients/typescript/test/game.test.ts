@@ -53,6 +53,7 @@ test("a whole game: NewGame with a game_id, moves, LegalMoves, GetGame, checkmat
   assert.equal(start.moves.length, 20);
   assert.ok(start.moves.some((m) => m.uci === "e2e4" && m.san === "e4"));
   assert.equal(start.status, GameStatus.IN_PROGRESS);
+  assert.equal(start.version, 0n, "the version to send as expectedVersion");
 
   // Fool's mate, each move sent with the version it was decided on.
   let version = game.version;
@@ -108,11 +109,9 @@ test("ILLEGAL_MOVE: FAILED_PRECONDITION with its reason, message and metadata", 
   assert.equal(e.code, Code.FailedPrecondition);
   assert.equal(e.reason, ErrorReason.ILLEGAL_MOVE);
   assert.match(e.rawMessage, /illegal move e2e5/);
-  // error_reason.proto documents no metadata for ILLEGAL_MOVE yet; issue 25 adds `game_id`
-  // and the offending `move`. Either shape is the contract of its day, nothing else is.
-  const shapes = [{}, { game_id: "ts-illegal", move: "e2e5" }];
+  // Every error about a stored game names it, and a refused move names the move.
   assert.ok(
-    shapes.some((shape) => isDeepStrictEqual(shape, { ...e.metadata })),
+    isDeepStrictEqual({ ...e.metadata }, { game_id: "ts-illegal", move: "e2e5" }),
     `ILLEGAL_MOVE metadata ${JSON.stringify(e.metadata)}`,
   );
   // Nothing was played.

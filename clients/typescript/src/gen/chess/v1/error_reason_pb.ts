@@ -18,8 +18,17 @@ export const file_chess_v1_error_reason: GenFile = /*@__PURE__*/
  * every error of `chess.v1.ChessService` carries. On the wire the reason is this enum's
  * value name as a string (for example "ILLEGAL_MOVE"), as in google/api/error_reason.proto;
  * the enum gives clients the names, with each value's gRPC code and `ErrorInfo.metadata`
- * keys. Every game-specific error's metadata also holds `game_id` where the table says so.
- * New values may be added: handle an unknown reason by its gRPC code.
+ * keys (every error about a stored game names it in `game_id`; a test holds the server to
+ * this table). New values may be added: handle an unknown reason by its gRPC code.
+ *
+ * Besides the ErrorInfo, some errors carry other `google.rpc` details (their order is not
+ * fixed: find each by its type):
+ * - `BadRequest`, with the request fields at fault, on INVALID_ARGUMENT errors about a
+ *   field (FEN, move text, ids, enums, time controls, tags, PGN, page fields);
+ * - `RetryInfo` on RATE_LIMITED: how long until the caller's quota allows a call again;
+ * - `ResourceInfo` on GAME_NOT_FOUND, GAME_ALREADY_EXISTS and DATA_LOSS:
+ *   `resource_type` "chess.v1.Game", `resource_name` the game id, and the message.
+ * The protos of these details are vendored under proto/third_party/google/rpc.
  *
  * @generated from enum chess.v1.ErrorReason
  */
@@ -41,7 +50,8 @@ export enum ErrorReason {
   INVALID_FEN = 1,
 
   /**
-   * INVALID_ARGUMENT: move text is neither UCI nor SAN (at most 16 bytes).
+   * INVALID_ARGUMENT: move text is neither UCI nor SAN (at most 16 bytes). Metadata
+   * `game_id`, `move` (the text, cut short; absent when empty or too long).
    *
    * @generated from enum value: INVALID_MOVE_TEXT = 2;
    */
@@ -128,7 +138,7 @@ export enum ErrorReason {
 
   /**
    * FAILED_PRECONDITION: a well-formed move the rules do not allow in this position
-   * (the message says why).
+   * (the message says why). Metadata `game_id`, `move` (as the caller wrote it).
    *
    * @generated from enum value: ILLEGAL_MOVE = 14;
    */
@@ -136,6 +146,7 @@ export enum ErrorReason {
 
   /**
    * FAILED_PRECONDITION: SAN that fits several legal moves (the message lists them).
+   * Metadata `game_id`, `move` (as the caller wrote it).
    *
    * @generated from enum value: AMBIGUOUS_MOVE = 15;
    */
@@ -308,7 +319,8 @@ export enum ErrorReason {
 
   /**
    * PERMISSION_DENIED: the caller's role does not cover the call. Metadata `role`,
-   * `needed` (and `game_id`, `status` when an ending is final below admin).
+   * `needed` (and `game_id`, `status` when an ending is final below admin; `tenant`
+   * when ListGames names another tenant than the caller's).
    *
    * @generated from enum value: ROLE_FORBIDS = 37;
    */
@@ -414,7 +426,7 @@ export enum ErrorReason {
 
   /**
    * INVALID_ARGUMENT: ImportGame text that is not PGN. Metadata `line`, `column`
-   * (1-based).
+   * (1-based), and `max_bytes` when the text is longer than the server reads.
    *
    * @generated from enum value: PGN_SYNTAX = 51;
    */
@@ -422,7 +434,7 @@ export enum ErrorReason {
 
   /**
    * INVALID_ARGUMENT: ImportGame text with an illegal move. Metadata `ply` (the moves
-   * before it), `move_number`, `token` (the move as written).
+   * before it), `move_number`, `token` (the move as written), `line`, `column`.
    *
    * @generated from enum value: PGN_ILLEGAL_MOVE = 52;
    */
@@ -430,8 +442,8 @@ export enum ErrorReason {
 
   /**
    * INVALID_ARGUMENT: ImportGame text with SAN that fits several legal moves. Metadata
-   * `ply`, `move_number`, `token`, `candidates` (the legal moves it fits, in SAN,
-   * comma-separated).
+   * `ply`, `move_number`, `token`, `line`, `column`, `candidates` (the legal moves it
+   * fits, in SAN, comma-separated).
    *
    * @generated from enum value: PGN_AMBIGUOUS_MOVE = 53;
    */
