@@ -20,6 +20,7 @@ use tonic_web::GrpcWebLayer;
 use tower::layer::util::{Identity, Stack};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use super::body_first::BodyFirstLayer;
 use super::{Config, ServerError};
 use crate::service::ChessService;
 use crate::service::auth::{AuthLayer, Gate};
@@ -48,12 +49,19 @@ pub struct WebConfig {
 }
 
 /// The tower layers of the gRPC-Web listener, outermost last: the main port's, then
-/// gRPC-Web's translation, then CORS (which answers preflights itself).
+/// gRPC-Web's translation, then CORS (which answers preflights itself), then reading an
+/// HTTP/1.1 body before anything answers ([`BodyFirstLayer`]).
 pub type WebLayers = Stack<
     AuthLayer,
     Stack<
         ShedLayer,
-        Stack<MalformedLayer, Stack<MetricsLayer, Stack<GrpcWebLayer, Stack<CorsLayer, Identity>>>>,
+        Stack<
+            MalformedLayer,
+            Stack<
+                MetricsLayer,
+                Stack<GrpcWebLayer, Stack<CorsLayer, Stack<BodyFirstLayer, Identity>>>,
+            >,
+        >,
     >,
 >;
 
@@ -130,8 +138,8 @@ pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServerError> {
         })
 }
 
-/// The gRPC-Web listener's router: the chess service alone, behind CORS, gRPC-Web's
-/// translation and the main port's layers.
+/// The gRPC-Web listener's router: the chess service alone, behind the body read first
+/// (HTTP/1.1), CORS, gRPC-Web's translation and the main port's layers.
 pub fn router(
     config: &Config,
     gate: Arc<Gate>,
@@ -143,6 +151,7 @@ pub fn router(
         .max_concurrent_streams(config.ops.max_concurrent_streams)
         .http2_keepalive_interval(config.ops.keepalive_interval())
         .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
+        .layer(BodyFirstLayer::new(config.max_request_bytes))
         .layer(cors(&config.web.cors_allow_origin)?)
         .layer(GrpcWebLayer::new())
         .layer(MetricsLayer)

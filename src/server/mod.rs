@@ -17,6 +17,7 @@ use crate::service::auth;
 use crate::store::{GameStore, StoreError};
 
 pub mod accept;
+mod body_first;
 mod compose;
 mod config;
 mod grpc_web;

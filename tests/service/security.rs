@@ -1089,3 +1089,68 @@ async fn grpc_web_calls_need_the_same_tokens_and_roles() {
     .await;
     assert_eq!(status(player), Some(0));
 }
+
+/// Over HTTP/1.1, a refused call (here: no token) is answered only after its body is
+/// read: a client that sends the body a moment after its headers, as connect-node does,
+/// reads the answer and keeps its connection, where an answer sent first made its write
+/// fail with a broken pipe and reported an INTERNAL error instead of UNAUTHENTICATED.
+#[tokio::test]
+async fn a_grpc_web_refusal_over_http1_waits_for_the_body_and_keeps_the_connection() {
+    use crate::common::grpc_web::web_addr;
+    use crate::common::raw_grpc::frame;
+    use prost::Message as _;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (dir, tokens) = tokens_dir();
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &[
+            "--auth-tokens",
+            tokens.to_str().expect("utf-8 path"),
+            "--grpc-web-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let addr = web_addr(&server);
+    let body = frame(0, &named("web-late-body").encode_to_vec());
+    let head = |close: bool| {
+        format!(
+            "POST /chess.v1.ChessService/NewGame HTTP/1.1\r\nHost: {addr}\r\n\
+             Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1\r\n\
+             Content-Length: {}\r\n{}\r\n",
+            body.len(),
+            if close { "Connection: close\r\n" } else { "" }
+        )
+    };
+    let mut tcp = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connects");
+    for close in [false, true] {
+        tcp.write_all(head(close).as_bytes())
+            .await
+            .expect("headers");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        tcp.write_all(&body)
+            .await
+            .expect("the body is still read after a refusal");
+    }
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
+        .await
+        .expect("both answers within 10 s")
+        .expect("the connection ends cleanly, not reset");
+    let text = String::from_utf8_lossy(&raw)
+        .to_lowercase()
+        .replace("grpc-status: ", "grpc-status:");
+    assert_eq!(
+        text.matches("http/1.1 200").count(),
+        2,
+        "two answers on one connection: {text}"
+    );
+    assert_eq!(
+        text.matches("grpc-status:16").count(),
+        2,
+        "each is UNAUTHENTICATED: {text}"
+    );
+}

@@ -68,6 +68,18 @@ for (const protocol of ["grpc", "grpc-web"] as const) {
   });
 }
 
+test("gRPC-Web over HTTP/1.1: a refused token is UNAUTHENTICATED every time, never a broken pipe", async () => {
+  // connect-node sends the body after the headers; the server reads it before it
+  // answers, so the refusal arrives as a status (it was INTERNAL `write EPIPE` in 35
+  // calls of 40 when the server answered first and closed the connection).
+  const stranger = server.client({ protocol: "grpc-web", httpVersion: "1.1", token: "not-a-token" });
+  const anonymous = server.client({ protocol: "grpc-web", httpVersion: "1.1" });
+  for (let i = 0; i < 20; i++) {
+    await assert.rejects(stranger.getGame({ gameId: "h1-refused" }), isError(Code.Unauthenticated, ErrorReason.TOKEN_UNKNOWN));
+    await assert.rejects(anonymous.newGame({ gameId: `h1-refused-${i}` }), isError(Code.Unauthenticated, ErrorReason.TOKEN_MISSING));
+  }
+});
+
 test("TLS: gRPC and gRPC-Web (HTTP/2 and HTTP/1.1) over https with the server's CA, and the token", async (t) => {
   // A CA and a certificate for localhost, made with openssl as tests/grpcurl_walkthrough.sh does.
   const dir = tempDir("tls-");
