@@ -5,11 +5,16 @@
 
 mod common;
 
-/// The store the servers this crate starts keep their games in (see `common::server`).
-const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::Sled;
+/// The suite the `replicas` crate runs again on PostgreSQL, here on sled: every server its
+/// tests start is `Server::on(STORE)`.
+#[path = "."]
+mod on_sled {
+    /// The store the servers of this suite keep their games in.
+    const STORE: crate::common::server::TestStore = crate::common::server::TestStore::Sled;
 
-#[path = "durability/server_durability.rs"]
-mod server_durability;
+    #[path = "durability/server_durability.rs"]
+    mod server_durability;
+}
 
 #[path = "durability/faults.rs"]
 mod faults;

@@ -40,22 +40,29 @@ mod stalls;
 #[path = "replicas/store.rs"]
 mod store;
 
-/// The store the servers of the included suites keep their games in.
-const STORE_UNDER_TEST: server::TestStore = server::TestStore::Postgres;
-#[path = "service/calls.rs"]
-mod calls;
-#[path = "service/catalog.rs"]
-mod catalog;
-#[path = "service/import.rs"]
-mod import;
-#[path = "service/lifecycle.rs"]
-mod lifecycle;
-#[path = "durability/server_durability.rs"]
-mod server_durability;
-#[path = "service/tenants.rs"]
-mod tenants;
-#[path = "service/watch.rs"]
-mod watch;
+/// The gRPC suites of the `service` and `durability` crates again, on PostgreSQL: every
+/// server their tests start is `Server::on(STORE)`, so one without a `--database-url` of its
+/// own keeps its games in a database of the cluster this process shares.
+#[path = "."]
+mod on_postgres {
+    /// The store the servers of these suites keep their games in.
+    const STORE: crate::common::server::TestStore = crate::common::server::TestStore::Postgres;
+
+    #[path = "service/calls.rs"]
+    mod calls;
+    #[path = "service/catalog.rs"]
+    mod catalog;
+    #[path = "service/import.rs"]
+    mod import;
+    #[path = "service/lifecycle.rs"]
+    mod lifecycle;
+    #[path = "durability/server_durability.rs"]
+    mod server_durability;
+    #[path = "service/tenants.rs"]
+    mod tenants;
+    #[path = "service/watch.rs"]
+    mod watch;
+}
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -3,9 +3,6 @@
 
 mod common;
 
-/// The store the servers this crate starts keep their games in (see `common::server`).
-const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::Sled;
-
 #[path = "rules/behaviour.rs"]
 mod behaviour;
 #[path = "rules/corpus.rs"]

@@ -9,13 +9,27 @@
 
 mod common;
 
-/// The store the servers this crate starts keep their games in (see `common::server`).
-const STORE_UNDER_TEST: common::server::TestStore = common::server::TestStore::Sled;
+/// The suites the `replicas` crate runs again on PostgreSQL, here on sled: every server
+/// their tests start is `Server::on(STORE)`.
+#[path = "."]
+mod on_sled {
+    /// The store the servers of these suites keep their games in.
+    const STORE: crate::common::server::TestStore = crate::common::server::TestStore::Sled;
 
-#[path = "service/calls.rs"]
-mod calls;
-#[path = "service/catalog.rs"]
-mod catalog;
+    #[path = "service/calls.rs"]
+    mod calls;
+    #[path = "service/catalog.rs"]
+    mod catalog;
+    #[path = "service/import.rs"]
+    mod import;
+    #[path = "service/lifecycle.rs"]
+    mod lifecycle;
+    #[path = "service/tenants.rs"]
+    mod tenants;
+    #[path = "service/watch.rs"]
+    mod watch;
+}
+
 #[path = "service/config_docs.rs"]
 mod config_docs;
 #[path = "service/contract.rs"]
@@ -28,10 +42,6 @@ mod enum_fields;
 mod grpc_web;
 #[path = "service/hostile.rs"]
 mod hostile;
-#[path = "service/import.rs"]
-mod import;
-#[path = "service/lifecycle.rs"]
-mod lifecycle;
 #[path = "service/limits.rs"]
 mod limits;
 #[path = "service/monitoring.rs"]
@@ -42,11 +52,7 @@ mod operations;
 mod platform;
 #[path = "service/security.rs"]
 mod security;
-#[path = "service/tenants.rs"]
-mod tenants;
 #[path = "service/unread_answers.rs"]
 mod unread_answers;
 #[path = "service/variants.rs"]
 mod variants;
-#[path = "service/watch.rs"]
-mod watch;

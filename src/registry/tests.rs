@@ -1,35 +1,10 @@
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::*;
 use crate::lifecycle::{Refusal, Start};
 use crate::rules::{Position, Variant};
-use crate::store::{
-    KeyRange, ListPage, LoadedGame, MemoryStore, Stamp, StatusFilter, StoreChange, StoreFuture,
-};
-
-/// The catalog calls of a test store, passed to the store it wraps.
-macro_rules! delegate_catalog {
-    ($inner:tt) => {
-        fn list<'a>(
-            &'a self,
-            range: &'a KeyRange,
-            filter: StatusFilter,
-            after: Option<&'a str>,
-            limit: usize,
-        ) -> StoreFuture<'a, ListPage> {
-            self.$inner.list(range, filter, after, limit)
-        }
-        fn delete<'a>(
-            &'a self,
-            id: &'a str,
-            expected: Option<u64>,
-        ) -> StoreFuture<'a, Option<u64>> {
-            self.$inner.delete(id, expected)
-        }
-    };
-}
+use crate::store::scripted::{Call, ScriptedStore};
+use crate::store::{KeyRange, StatusFilter, StoreChange};
 
 fn meta(id: &str) -> GameMeta {
     GameMeta {
@@ -42,7 +17,7 @@ fn meta(id: &str) -> GameMeta {
 }
 
 fn registry(cache: usize) -> Arc<Registry> {
-    Arc::new(Registry::new(Arc::new(MemoryStore::new()), cache))
+    Arc::new(Registry::new(Arc::new(ScriptedStore::new()), cache))
 }
 
 /// A caller's own error type, as the service has one: the registry's errors reach it
@@ -120,38 +95,9 @@ async fn a_game_in_use_is_never_evicted() {
     drop(held);
 }
 
-/// A store that counts its loads.
-#[derive(Default)]
-struct CountingStore {
-    inner: MemoryStore,
-    loads: AtomicU64,
-}
-
-impl GameStore for CountingStore {
-    delegate_catalog!(inner);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        self.inner.create(meta, game)
-    }
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
-        v: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        self.inner.save(meta, game, v)
-    }
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        self.loads.fetch_add(1, Ordering::SeqCst);
-        self.inner.load(id)
-    }
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        self.inner.flush()
-    }
-}
-
 #[tokio::test]
 async fn unknown_ids_take_no_cache_slot_from_a_real_game() {
-    let store = Arc::new(CountingStore::default());
+    let store = Arc::new(ScriptedStore::new());
     let registry = Arc::new(Registry::new(store.clone(), 4));
     for i in 0..4 {
         create(&registry, &format!("real{i}")).await.unwrap();
@@ -169,12 +115,12 @@ async fn unknown_ids_take_no_cache_slot_from_a_real_game() {
         assert!(registry.subscribe(&id, 0).await.is_err());
     }
     assert_eq!(registry.cached(), 4);
-    let loads = store.loads.load(Ordering::SeqCst);
+    let loads = store.calls(Call::Load);
     for i in 0..4 {
         assert_eq!(ply(&registry, &format!("real{i}")).await.unwrap(), 0);
     }
     assert_eq!(
-        store.loads.load(Ordering::SeqCst),
+        store.calls(Call::Load),
         loads,
         "a real game was evicted and read again"
     );
@@ -201,28 +147,12 @@ async fn unknown_games_are_not_found_and_existing_ids_are_kept() {
     assert_eq!((ply, created), (0, false));
 }
 
-/// A store whose writes fail: the change must not stay visible.
-struct FailingStore(MemoryStore);
-
-impl GameStore for FailingStore {
-    delegate_catalog!(0);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        self.0.create(meta, game)
-    }
-    fn save<'a>(&'a self, _: &'a GameMeta, _: &'a Match, _: Stamp) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async { Err(StoreError::Io("disk full".into())) })
-    }
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        self.0.load(id)
-    }
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        self.0.flush()
-    }
-}
-
 #[tokio::test]
 async fn a_failed_write_is_not_visible_afterwards() {
-    let registry = Arc::new(Registry::new(Arc::new(FailingStore(MemoryStore::new())), 8));
+    // The store's writes fail: the change must not stay visible.
+    let store = Arc::new(ScriptedStore::new());
+    store.fail(Call::Save, StoreError::Io("disk full".into()));
+    let registry = Arc::new(Registry::new(store, 8));
     create(&registry, "f").await.unwrap();
     let err = play(&registry, "f", "e2e4")
         .await
@@ -237,41 +167,19 @@ async fn a_failed_write_is_not_visible_afterwards() {
     assert_eq!(ply(&registry, "f").await.unwrap(), 0);
 }
 
-/// A store with one damaged record.
-struct DamagedStore(MemoryStore);
-
-impl GameStore for DamagedStore {
-    delegate_catalog!(0);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        self.0.create(meta, game)
-    }
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
-        v: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        self.0.save(meta, game, v)
-    }
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        if id == "damaged" {
-            return Box::pin(async move {
-                Err(StoreError::DataLoss {
-                    id: id.into(),
-                    reason: "checksum mismatch".into(),
-                })
-            });
-        }
-        self.0.load(id)
-    }
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        self.0.flush()
-    }
-}
-
 #[tokio::test]
 async fn a_damaged_record_is_data_loss_for_that_game_only() {
-    let registry = Arc::new(Registry::new(Arc::new(DamagedStore(MemoryStore::new())), 8));
+    // The store has one damaged record.
+    let store = Arc::new(ScriptedStore::new());
+    store.fail_game(
+        Call::Load,
+        "damaged",
+        StoreError::DataLoss {
+            id: "damaged".into(),
+            reason: "checksum mismatch".into(),
+        },
+    );
+    let registry = Arc::new(Registry::new(store, 8));
     create(&registry, "fine").await.unwrap();
     let err = ply(&registry, "damaged")
         .await
@@ -295,70 +203,9 @@ async fn a_damaged_record_is_data_loss_for_that_game_only() {
     assert_eq!(play(&registry, "fine", "e2e4").await.unwrap(), 1);
 }
 
-/// A store shared with another writer (another replica) that wins the race for the next
-/// saves: just before each of those saves lands, the other writer plays its next move on
-/// the stored game, so the save finds a newer version and fails with `Conflict`, as a
-/// compare-and-set on a shared database would.
-#[derive(Default)]
-struct RacingStore {
-    inner: MemoryStore,
-    /// The other writer's moves, the next one last.
-    their_moves: Mutex<Vec<&'static str>>,
-    conflicts: AtomicU64,
-}
-
-impl RacingStore {
-    /// The other writer wins the next `moves.len()` saves with these moves, in order.
-    fn race(&self, moves: &[&'static str]) {
-        *self.their_moves.lock().unwrap() = moves.iter().rev().copied().collect();
-    }
-
-    fn conflicts(&self) -> u64 {
-        self.conflicts.load(Ordering::SeqCst)
-    }
-
-    async fn stored_ply(&self, id: &str) -> usize {
-        let stored = self.inner.load(id).await.unwrap().expect("stored");
-        stored.game.game().ply()
-    }
-}
-
-impl GameStore for RacingStore {
-    delegate_catalog!(inner);
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        self.inner.create(meta, game)
-    }
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
-        expected_version: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            let theirs = self.their_moves.lock().unwrap().pop();
-            if let Some(uci) = theirs {
-                let mut stored = self.inner.load(&meta.id).await?.expect("stored").game;
-                let version = stored.version();
-                stored
-                    .play(wall_now_ms(), None, uci)
-                    .expect("their move is legal");
-                self.inner
-                    .save(meta, &stored, Stamp::version(version))
-                    .await?;
-            }
-            let saved = self.inner.save(meta, game, expected_version).await;
-            if matches!(saved, Err(StoreError::Conflict { .. })) {
-                self.conflicts.fetch_add(1, Ordering::SeqCst);
-            }
-            saved
-        })
-    }
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        self.inner.load(id)
-    }
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        self.inner.flush()
-    }
+/// The ply of game `id` as stored (read behind the registry's back).
+fn stored_ply(store: &ScriptedStore, id: &str) -> usize {
+    store.stored(id).expect("stored").game.game().ply()
 }
 
 /// Plays `uci` at `expected` ply the way the service's Play does: a retry of the move
@@ -390,7 +237,10 @@ async fn play_at(
 
 #[tokio::test]
 async fn a_lost_race_is_decided_again_on_the_stored_game() {
-    let store = Arc::new(RacingStore::default());
+    // Another writer (another replica) wins the race for the next saves
+    // (`ScriptedStore::race`): each of those saves fails with `Conflict`, as a
+    // compare-and-set on a shared database would.
+    let store = Arc::new(ScriptedStore::new());
     let registry = Arc::new(Registry::new(store.clone(), 8));
     create(&registry, "r").await.unwrap();
 
@@ -399,7 +249,7 @@ async fn a_lost_race_is_decided_again_on_the_stored_game() {
     store.race(&["e2e4"]);
     assert_eq!(play_at(&registry, "r", "e2e4", 0).await, Ok(1));
     assert_eq!(store.conflicts(), 1);
-    assert_eq!(store.stored_ply("r").await, 1);
+    assert_eq!(stored_ply(&store, "r"), 1);
     assert_eq!(ply(&registry, "r").await, Ok(1));
 
     // The other writer plays e7e5 first: our d7d5 at ply 1 is refused with the stored
@@ -413,7 +263,7 @@ async fn a_lost_race_is_decided_again_on_the_stored_game() {
         })
     );
     assert_eq!(store.conflicts(), 2);
-    assert_eq!(store.stored_ply("r").await, 2);
+    assert_eq!(stored_ply(&store, "r"), 2);
     assert_eq!(ply(&registry, "r").await, Ok(2));
 
     // Without an expected ply the move is decided on the stored game too: after the
@@ -423,13 +273,13 @@ async fn a_lost_race_is_decided_again_on_the_stored_game() {
         .await
         .expect_err("not white's turn");
     assert!(matches!(err, CallError::Refused(_)), "{err:?}");
-    assert_eq!(store.stored_ply("r").await, 3);
+    assert_eq!(stored_ply(&store, "r"), 3);
     assert_eq!(ply(&registry, "r").await, Ok(3));
 }
 
 #[tokio::test]
 async fn endless_lost_races_end_in_a_concurrent_change() {
-    let store = Arc::new(RacingStore::default());
+    let store = Arc::new(ScriptedStore::new());
     let registry = Arc::new(Registry::new(store.clone(), 8));
     create(&registry, "busy").await.unwrap();
     // The other writer shuffles knights faster than we ever save.
@@ -451,104 +301,21 @@ async fn endless_lost_races_end_in_a_concurrent_change() {
     );
     assert_eq!(store.conflicts(), u64::from(MAX_CONFLICTS) + 1);
     assert_eq!(
-        store.stored_ply("busy").await,
+        stored_ply(&store, "busy"),
         MAX_CONFLICTS as usize + 1,
         "only the other writer's moves are stored"
     );
 }
 
-/// A store two registries share, as replicas share a database: `shared()` is true, every
-/// committed change is announced on a feed (unless `announce` is off: a lost
-/// announcement), and the next `hidden_loads` loads find nothing (a replica's load that
-/// ran just before another replica created the game).
-struct SharedStore {
-    inner: MemoryStore,
-    feed: tokio::sync::broadcast::Sender<StoreChange>,
-    announce: bool,
-    hidden_loads: AtomicU64,
-}
-
-impl SharedStore {
-    fn new(announce: bool) -> Arc<SharedStore> {
-        Arc::new(SharedStore {
-            inner: MemoryStore::new(),
-            feed: tokio::sync::broadcast::channel(64).0,
-            announce,
-            hidden_loads: AtomicU64::new(0),
-        })
-    }
-
-    fn announced(&self, id: &str, version: u64) {
-        if self.announce {
-            let _ = self.feed.send(StoreChange::Game {
-                id: id.to_string(),
-                version,
-            });
-        }
-    }
-}
-
-impl GameStore for SharedStore {
-    fn list<'a>(
-        &'a self,
-        range: &'a KeyRange,
-        filter: StatusFilter,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, ListPage> {
-        self.inner.list(range, filter, after, limit)
-    }
-    fn delete<'a>(&'a self, id: &'a str, expected: Option<u64>) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            let deleted = self.inner.delete(id, expected).await?;
-            if deleted.is_some() && self.announce {
-                let _ = self.feed.send(StoreChange::Deleted { id: id.to_string() });
-            }
-            Ok(deleted)
-        })
-    }
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            let token = self.inner.create(meta, game).await?;
-            self.announced(&meta.id, game.version());
-            Ok(token)
-        })
-    }
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
-        v: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            let token = self.inner.save(meta, game, v).await?;
-            self.announced(&meta.id, game.version());
-            Ok(token)
-        })
-    }
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        let hidden = self
-            .hidden_loads
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if hidden {
-            return Box::pin(std::future::ready(Ok(None)));
-        }
-        self.inner.load(id)
-    }
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        self.inner.flush()
-    }
-    fn shared(&self) -> bool {
-        true
-    }
-    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<StoreChange>> {
-        Some(self.feed.subscribe())
-    }
+/// A store two registries share, as replicas share a database: `shared()` is true, and
+/// every committed change is announced on its feed (unless `announce` is off: lost
+/// announcements).
+fn shared_store(announce: bool) -> Arc<ScriptedStore> {
+    Arc::new(ScriptedStore::shared(announce))
 }
 
 /// Two replicas (registries) on one shared store.
-fn replicas(store: &Arc<SharedStore>) -> (Arc<Registry>, Arc<Registry>) {
+fn replicas(store: &Arc<ScriptedStore>) -> (Arc<Registry>, Arc<Registry>) {
     let a = Arc::new(Registry::new(store.clone(), 16));
     let b = Arc::new(Registry::new(store.clone(), 16));
     (a, b)
@@ -556,7 +323,7 @@ fn replicas(store: &Arc<SharedStore>) -> (Arc<Registry>, Arc<Registry>) {
 
 #[tokio::test]
 async fn a_replica_reads_what_another_replica_stored() {
-    let store = SharedStore::new(true);
+    let store = shared_store(true);
     let (a, b) = replicas(&store);
     assert!(create(&a, "g").await.unwrap());
     assert_eq!(ply(&b, "g").await.unwrap(), 0);
@@ -568,7 +335,7 @@ async fn a_replica_reads_what_another_replica_stored() {
 
 #[tokio::test]
 async fn a_decision_without_a_write_is_made_again_on_the_stored_game() {
-    let store = SharedStore::new(true);
+    let store = shared_store(true);
     let (a, b) = replicas(&store);
     create(&a, "g").await.unwrap();
     assert_eq!(ply(&b, "g").await.unwrap(), 0);
@@ -587,12 +354,12 @@ async fn a_decision_without_a_write_is_made_again_on_the_stored_game() {
 
 #[tokio::test]
 async fn a_create_raced_by_another_replica_finds_the_existing_game() {
-    let store = SharedStore::new(true);
+    let store = shared_store(true);
     let (a, b) = replicas(&store);
     create(&a, "g").await.unwrap();
     play(&a, "g", "e2e4").await.unwrap();
     // b's load ran before a's create landed: it finds nothing, its create then loses.
-    store.hidden_loads.store(1, Ordering::SeqCst);
+    store.hide_next_loads(1);
     let answered = b
         .create(
             meta("g"),
@@ -604,7 +371,7 @@ async fn a_create_raced_by_another_replica_finds_the_existing_game() {
         .unwrap();
     assert_eq!(answered, (1, false));
     // A start that does not match the existing game is that game's refusal, not a failure.
-    store.hidden_loads.store(1, Ordering::SeqCst);
+    store.hide_next_loads(1);
     let (_, c) = replicas(&store);
     assert_eq!(create(&c, "g").await, Err(CallError::Exists));
 }
@@ -619,7 +386,7 @@ async fn next_event(subscription: &mut Subscription, within: Duration) -> u64 {
 
 #[tokio::test]
 async fn spectators_get_the_moves_another_replica_played() {
-    let store = SharedStore::new(true);
+    let store = shared_store(true);
     let (a, b) = replicas(&store);
     b.follow_store();
     create(&a, "g").await.unwrap();
@@ -634,7 +401,7 @@ async fn spectators_get_the_moves_another_replica_played() {
 
 #[tokio::test]
 async fn a_lost_announcement_is_caught_up_by_the_recheck() {
-    let store = SharedStore::new(false);
+    let store = shared_store(false);
     let (a, b) = replicas(&store);
     b.follow_store();
     create(&a, "g").await.unwrap();
@@ -645,16 +412,17 @@ async fn a_lost_announcement_is_caught_up_by_the_recheck() {
 
 #[tokio::test]
 async fn a_store_only_this_process_writes_is_never_asked_for_versions() {
-    // CountingStore is not shared: a read of a loaded game loads nothing more.
-    let store = Arc::new(CountingStore::default());
+    // A store made with `ScriptedStore::new` is not shared: a read of a loaded game loads
+    // nothing more.
+    let store = Arc::new(ScriptedStore::new());
     let registry = Arc::new(Registry::new(store.clone(), 4));
     create(&registry, "g").await.unwrap();
     ply(&registry, "g").await.unwrap();
-    let loads = store.loads.load(Ordering::SeqCst);
+    let loads = store.calls(Call::Load);
     for _ in 0..10 {
         ply(&registry, "g").await.unwrap();
     }
-    assert_eq!(store.loads.load(Ordering::SeqCst), loads);
+    assert_eq!(store.calls(Call::Load), loads);
 }
 
 async fn resign(registry: &Arc<Registry>, id: &str) {
@@ -724,7 +492,7 @@ async fn listing_pages_through_games_in_id_order_by_status() {
 
 #[tokio::test]
 async fn a_listing_reuses_cached_games_and_loads_the_others() {
-    let store = Arc::new(CountingStore::default());
+    let store = Arc::new(ScriptedStore::new());
     let registry = Arc::new(Registry::new(store.clone(), 64));
     create(&registry, "g1").await.unwrap();
     play(&registry, "g1", "e2e4").await.unwrap();
@@ -732,7 +500,7 @@ async fn a_listing_reuses_cached_games_and_loads_the_others() {
     let other = Arc::new(Registry::new(store.clone(), 4));
     create(&other, "g2").await.unwrap();
     play(&other, "g2", "d2d4").await.unwrap();
-    let loads = store.loads.load(Ordering::SeqCst);
+    let loads = store.calls(Call::Load);
     let page = registry
         .list_games(&KeyRange::all(), StatusFilter::All, None, 10, |e, _| {
             (e.meta().id.clone(), e.lifecycle().version(), e.game().ply())
@@ -741,7 +509,7 @@ async fn a_listing_reuses_cached_games_and_loads_the_others() {
         .unwrap();
     assert_eq!(page.games, [("g1".into(), 1, 1), ("g2".into(), 1, 1)]);
     assert_eq!(
-        store.loads.load(Ordering::SeqCst),
+        store.calls(Call::Load),
         loads + 1,
         "g1 came from the cache, g2 from the store"
     );
@@ -749,7 +517,7 @@ async fn a_listing_reuses_cached_games_and_loads_the_others() {
 
 #[tokio::test]
 async fn a_replica_lists_the_stored_version_not_its_stale_copy() {
-    let store = SharedStore::new(false);
+    let store = shared_store(false);
     let (a, b) = replicas(&store);
     create(&a, "g").await.unwrap();
     assert_eq!(ply(&b, "g").await.unwrap(), 0);
@@ -847,7 +615,7 @@ async fn a_delete_ends_the_spectators_streams_with_not_found() {
 #[tokio::test]
 async fn a_delete_on_one_replica_ends_the_spectators_on_another() {
     for announce in [true, false] {
-        let store = SharedStore::new(announce);
+        let store = shared_store(announce);
         let (a, b) = replicas(&store);
         b.follow_store();
         create(&a, "g").await.unwrap();
@@ -868,26 +636,17 @@ async fn a_delete_on_one_replica_ends_the_spectators_on_another() {
 /// Replaces game `id` in `store` behind every registry's back, as another replica that
 /// deleted it and created it again would (and unannounced, as while this replica was cut
 /// off): the new game reaches the same version with another move.
-async fn recreate_unannounced(store: &SharedStore, id: &str, uci: &str) {
-    let version = store.inner.delete(id, None).await.unwrap().expect("stored");
-    store
-        .inner
-        .create(&meta(id), &Match::untimed(Position::new()))
-        .await
-        .unwrap();
+fn recreate_unannounced(store: &ScriptedStore, id: &str, uci: &str) {
+    let version = store.stored(id).expect("stored").game.version();
     let mut game = Match::untimed(Position::new());
     game.play(wall_now_ms(), None, uci).expect("legal");
-    store
-        .inner
-        .save(&meta(id), &game, Stamp::version(0))
-        .await
-        .unwrap();
+    store.put_quietly(&meta(id), &game);
     assert_eq!(game.version(), version, "the same version, other moves");
 }
 
 #[tokio::test]
 async fn a_reconnected_feed_drops_every_cached_game_watched_or_not() {
-    let store = SharedStore::new(true);
+    let store = shared_store(true);
     let registry = Arc::new(Registry::new(store.clone(), 16));
     registry.follow_store();
     for id in ["idle", "watched"] {
@@ -900,13 +659,13 @@ async fn a_reconnected_feed_drops_every_cached_game_watched_or_not() {
         async move { registry.read(id, |e, _| e.san().to_vec()).await.unwrap() }
     };
     for id in ["idle", "watched"] {
-        recreate_unannounced(&store, id, "d2d4").await;
+        recreate_unannounced(&store, id, "d2d4");
     }
     // This store has no write tokens (one writer's versions name states), so before the
     // feed says it reconnected the cache cannot tell: the hole a reconnection closes.
     assert_eq!(san("idle").await, ["e4"]);
 
-    let _ = store.feed.send(StoreChange::Resync);
+    store.send(StoreChange::Resync);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
     loop {
         let seen = (san("idle").await, san("watched").await);

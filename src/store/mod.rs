@@ -24,10 +24,8 @@
 //!   same in every backend), filtered by status; `delete` removes a game and its whole
 //!   history, durably when its future resolves, checking the version like `save`.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 
 use crate::lifecycle::Match;
 
@@ -39,6 +37,8 @@ mod key_range;
 pub mod ledger;
 pub mod postgres;
 pub mod rollback;
+#[cfg(any(test, feature = "testing"))]
+pub mod scripted;
 pub mod sled;
 mod stamp;
 pub mod tally;
@@ -50,6 +50,8 @@ pub use clock::DbClock;
 pub use group_commit::GroupCommitStats;
 pub use key_range::KeyRange;
 pub use postgres::{PgConfig, PgStore, SessionLimits};
+#[cfg(any(test, feature = "testing"))]
+pub use scripted::ScriptedStore;
 pub use stamp::Stamp;
 pub use tally::GameTally;
 
@@ -233,9 +235,6 @@ pub enum StoreChange {
     Resync,
 }
 
-/// A store call's result, resolved once the work is done (for writes: once durable).
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
-
 /// Resolves once a write is durable. Dropping it does not undo the write.
 pub struct Durable(Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send>>);
 
@@ -256,54 +255,58 @@ impl Durable {
     }
 }
 
-/// A place games live. Implementations: [`MemoryStore`] (tests), [`SledStore`] (the
-/// embedded default). Async, so that a store over the network (a database shared by
-/// stateless replicas) does not hold a thread while it waits.
+/// A place games live. Implementations: [`SledStore`] (the embedded default), [`PgStore`]
+/// (PostgreSQL, shared by stateless replicas) and, for tests only (the `testing` feature),
+/// `ScriptedStore` (`store::scripted`: in memory, its failures, races and change feed
+/// scripted by each test). Async, so that a store over the network does not hold a thread
+/// while it waits; declared with `async_trait`, so that it stays usable as `dyn GameStore`
+/// (each call's future is boxed, as a hand-written `Pin<Box<dyn Future>>` would be).
+#[tonic::async_trait]
 pub trait GameStore: Send + Sync + 'static {
     /// Stores a new game at version `game.version()`; AlreadyExists if the id is taken.
     /// Resolves once durable, with the token the write drew (`None` on a store with one
     /// writer; see [`Stamp`]).
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>>;
+    async fn create(&self, meta: &GameMeta, game: &Match) -> Result<Option<u64>, StoreError>;
     /// Replaces the stored game, which must be in the state `expected` (its version and,
     /// on a shared store, its token), with `game` (at `game.version()`).
     /// `StoreError::Conflict { id, current }` if the stored state is another one (another
     /// writer won, or the game was deleted and created again: `current` is the stored
     /// version, which may even equal the expected one; a game no longer stored at all
     /// counts as `current` 0). Resolves once durable, with the token the write drew.
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
+    async fn save(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
         expected: Stamp,
-    ) -> StoreFuture<'a, Option<u64>>;
+    ) -> Result<Option<u64>, StoreError>;
     /// Reads and replays a game; Ok(None) if there is none.
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>>;
+    async fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError>;
     /// Lists the games of `filter` whose ids lie in `range` and come after `after` (all
     /// of them for `None`) in game-id byte order, at most `limit` (see [`ListPage`]). A
     /// listing is no snapshot: games created or deleted meanwhile may or may not appear
     /// on later pages.
-    fn list<'a>(
-        &'a self,
-        range: &'a KeyRange,
+    async fn list(
+        &self,
+        range: &KeyRange,
         filter: StatusFilter,
-        after: Option<&'a str>,
+        after: Option<&str>,
         limit: usize,
-    ) -> StoreFuture<'a, ListPage>;
+    ) -> Result<ListPage, StoreError>;
     /// Removes game `id` and its whole history. With `expected_version`, only if it is
     /// stored at that version: [`StoreError::Conflict`] with the stored version
     /// otherwise. Returns the version deleted, or `None` when there is no such game (also
     /// with an expected version). Resolves once the removal is durable; a crash before
     /// then leaves the whole game or none of it.
-    fn delete<'a>(
-        &'a self,
-        id: &'a str,
+    async fn delete(
+        &self,
+        id: &str,
         expected_version: Option<u64>,
-    ) -> StoreFuture<'a, Option<u64>>;
+    ) -> Result<Option<u64>, StoreError>;
     /// Makes everything written so far durable (shutdown).
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()>;
+    async fn flush(&self) -> Result<(), StoreError>;
 
     /// The backend's name, for `chess_build_info{store}` and logs: `sled`, `postgres`,
-    /// `memory` (a store that does not say is `unknown`).
+    /// `scripted` (a store that does not say is `unknown`).
     fn kind(&self) -> &'static str {
         "unknown"
     }
@@ -321,8 +324,8 @@ pub trait GameStore: Send + Sync + 'static {
     /// The stamp stored for `id` (`None`: no such game), cheaper than a load: lets a
     /// replica reuse its decoded game while it is exactly the stored state (same version
     /// and same token, see [`Stamp`]).
-    fn stored_stamp<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Stamp>> {
-        Box::pin(async move { Ok(self.load(id).await?.map(|l| l.stamp())) })
+    async fn stored_stamp(&self, id: &str) -> Result<Option<Stamp>, StoreError> {
+        Ok(self.load(id).await?.map(|l| l.stamp()))
     }
     /// How many times the change feed reconnected (0 for a store without one). Moves on
     /// before the store reports itself healthy again after a reconnection, so a registry
@@ -371,161 +374,5 @@ pub trait GameStore: Send + Sync + 'static {
     /// database's, as estimated: see [`DbClock`]); `None`: one writer, the local clock.
     fn clock(&self) -> Option<std::sync::Arc<DbClock>> {
         None
-    }
-}
-
-/// A store that keeps games in memory only, for tests: nothing survives the process.
-#[derive(Default)]
-pub struct MemoryStore {
-    games: Mutex<BTreeMap<String, LoadedGame>>,
-}
-
-impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> MemoryStore {
-        MemoryStore::default()
-    }
-
-    fn create_now(&self, meta: &GameMeta, game: &Match) -> Result<(), StoreError> {
-        let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        if games.contains_key(&meta.id) {
-            return Err(StoreError::AlreadyExists {
-                id: meta.id.clone(),
-            });
-        }
-        games.insert(
-            meta.id.clone(),
-            LoadedGame {
-                meta: meta.clone(),
-                game: game.clone(),
-                token: None,
-            },
-        );
-        Ok(())
-    }
-
-    fn save_now(&self, meta: &GameMeta, game: &Match, expected: Stamp) -> Result<(), StoreError> {
-        let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        let current = games.get(&meta.id).map_or(0, |g| g.game.version());
-        if !games.contains_key(&meta.id) || current != expected.version {
-            return Err(StoreError::Conflict {
-                id: meta.id.clone(),
-                current,
-            });
-        }
-        games.insert(
-            meta.id.clone(),
-            LoadedGame {
-                meta: meta.clone(),
-                game: game.clone(),
-                token: None,
-            },
-        );
-        Ok(())
-    }
-
-    fn list_now(
-        &self,
-        range: &KeyRange,
-        filter: StatusFilter,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<ListPage, StoreError> {
-        let games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        if range.exhausted(after) {
-            return Ok(ListPage::default());
-        }
-        let mut matching = games
-            .range::<str, _>((range.start(after), range.end()))
-            .filter(|(_, g)| filter.admits(g.game.status().is_over()));
-        let page: Vec<ListedGame> = matching
-            .by_ref()
-            .take(limit.max(1))
-            .map(|(id, g)| ListedGame {
-                id: id.clone(),
-                version: g.game.version(),
-                token: None,
-            })
-            .collect();
-        let more = matching.next().is_some();
-        Ok(ListPage {
-            resume_after: if more {
-                page.last().map(|g| g.id.clone())
-            } else {
-                None
-            },
-            games: page,
-        })
-    }
-
-    fn delete_now(&self, id: &str, expected: Option<u64>) -> Result<Option<u64>, StoreError> {
-        let mut games = self.games.lock().map_err(|_| StoreError::Closed)?;
-        let Some(current) = games.get(id).map(|g| g.game.version()) else {
-            return Ok(None);
-        };
-        if expected.is_some_and(|v| v != current) {
-            return Err(StoreError::Conflict {
-                id: id.to_string(),
-                current,
-            });
-        }
-        games.remove(id);
-        Ok(Some(current))
-    }
-}
-
-impl GameStore for MemoryStore {
-    fn kind(&self) -> &'static str {
-        "memory"
-    }
-
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(std::future::ready(
-            self.create_now(meta, game).map(|()| None),
-        ))
-    }
-
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
-        expected: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(std::future::ready(
-            self.save_now(meta, game, expected).map(|()| None),
-        ))
-    }
-
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        let loaded = self
-            .games
-            .lock()
-            .map_err(|_| StoreError::Closed)
-            .map(|games| games.get(id).cloned());
-        Box::pin(std::future::ready(loaded))
-    }
-
-    fn list<'a>(
-        &'a self,
-        range: &'a KeyRange,
-        filter: StatusFilter,
-        after: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, ListPage> {
-        Box::pin(std::future::ready(
-            self.list_now(range, filter, after, limit),
-        ))
-    }
-
-    fn delete<'a>(
-        &'a self,
-        id: &'a str,
-        expected_version: Option<u64>,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(std::future::ready(self.delete_now(id, expected_version)))
-    }
-
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(Ok(())))
     }
 }

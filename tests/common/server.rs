@@ -1,11 +1,12 @@
 //! Runs the real `chess-server` binary on an ephemeral port with a temporary data
 //! directory, and connects tonic clients generated from the same proto.
 //!
-//! Each crate root names the store its servers use (`STORE_UNDER_TEST`): with
-//! [`TestStore::Postgres`], every server a test starts without its own `--database-url`
-//! keeps its games in PostgreSQL instead, in a database of the process's shared throwaway
+//! A server keeps its games in sled unless the test names another store: a server started
+//! through [`Server::on`]`(`[`TestStore::Postgres`]`)` without its own `--database-url`
+//! keeps them in PostgreSQL instead, in a database of the process's shared throwaway
 //! cluster that belongs to its data directory (so a restart on the same directory finds
-//! the same games). That is how the gRPC suites run against both stores.
+//! the same games). That is how the gRPC suites run against both stores: each crate that
+//! includes them wraps them in a module whose `STORE` their tests pass to [`Server::on`].
 
 #![allow(dead_code)]
 
@@ -18,10 +19,11 @@ use chess_service::pb::chess_service_client::ChessServiceClient;
 use tonic::transport::Channel;
 use tonic_types::{ErrorInfo, StatusExt};
 
-/// The store the servers of a test crate keep their games in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The store a test's servers keep their games in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TestStore {
     /// The embedded sled store in the server's data directory.
+    #[default]
     Sled,
     /// PostgreSQL: a database per data directory in a cluster shared by the process.
     Postgres,
@@ -36,25 +38,38 @@ pub struct Server {
     _data: Option<tempfile::TempDir>,
 }
 
-impl Server {
+/// Starts servers that keep their games in one store ([`Server::on`]). The [`Server`]
+/// functions of the same names start servers on sled.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Launcher {
+    store: TestStore,
+}
+
+impl Launcher {
     /// Starts the server with `--listen 127.0.0.1:0`, a fresh data directory and `args`,
     /// and waits for the "listening on ADDR" log line.
-    pub fn start(args: &[&str]) -> Server {
+    pub fn start(self, args: &[&str]) -> Server {
         let data = tempfile::tempdir().expect("temporary data directory");
-        let mut server = Server::start_in(data.path(), args);
+        let mut server = self.start_in(data.path(), args);
         server._data = Some(data);
         server
     }
 
     /// Starts the server on an existing data directory (a restart), which the caller owns.
-    pub fn start_in(data_dir: &std::path::Path, args: &[&str]) -> Server {
-        Server::start_with(data_dir, args, &[])
+    pub fn start_in(self, data_dir: &std::path::Path, args: &[&str]) -> Server {
+        self.start_with(data_dir, args, &[])
     }
 
     /// Starts the server on `data_dir` with `args` and extra environment variables
     /// `env` (for instance `("CHESS_AUTH_TOKENS", path)`), which the caller owns.
-    pub fn start_with(data_dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+    pub fn start_with(
+        self,
+        data_dir: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         Server::spawn(
+            self.store,
             Command::new(env!("CARGO_BIN_EXE_chess-server")),
             data_dir,
             args,
@@ -62,31 +77,60 @@ impl Server {
         )
     }
 
-    /// Starts the server like [`Server::start`], with at most `nofile` open file
+    /// Starts the server like [`Launcher::start`], with at most `nofile` open file
     /// descriptors (`ulimit -n`, set by a shell that then becomes the server, so
     /// [`Server::pid`] is the server's).
-    pub fn start_with_fd_limit(args: &[&str], nofile: u64) -> Server {
+    pub fn start_with_fd_limit(self, args: &[&str], nofile: u64) -> Server {
         let data = tempfile::tempdir().expect("temporary data directory");
         let mut shell = Command::new("sh");
         shell
             .arg("-c")
             .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
             .arg(env!("CARGO_BIN_EXE_chess-server"));
-        let mut server = Server::spawn(shell, data.path(), args, &[]);
+        let mut server = Server::spawn(self.store, shell, data.path(), args, &[]);
         server._data = Some(data);
         server
     }
+}
+
+impl Server {
+    /// Starts servers that keep their games in `store`: with [`TestStore::Postgres`], in
+    /// a database of this process's throwaway cluster, unless the arguments name a
+    /// `--database-url` of their own.
+    pub fn on(store: TestStore) -> Launcher {
+        Launcher { store }
+    }
+
+    /// [`Launcher::start`] on sled.
+    pub fn start(args: &[&str]) -> Server {
+        Launcher::default().start(args)
+    }
+
+    /// [`Launcher::start_in`] on sled.
+    pub fn start_in(data_dir: &std::path::Path, args: &[&str]) -> Server {
+        Launcher::default().start_in(data_dir, args)
+    }
+
+    /// [`Launcher::start_with`] on sled.
+    pub fn start_with(data_dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Launcher::default().start_with(data_dir, args, env)
+    }
+
+    /// [`Launcher::start_with_fd_limit`] on sled.
+    pub fn start_with_fd_limit(args: &[&str], nofile: u64) -> Server {
+        Launcher::default().start_with_fd_limit(args, nofile)
+    }
 
     fn spawn(
+        store: TestStore,
         mut command: Command,
         data_dir: &std::path::Path,
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Server {
-        let database = (crate::STORE_UNDER_TEST == TestStore::Postgres
-            && !args.contains(&"--database-url"))
-        .then(|| super::postgres::database_for(data_dir))
-        .flatten();
+        let database = (store == TestStore::Postgres && !args.contains(&"--database-url"))
+            .then(|| super::postgres::database_for(data_dir))
+            .flatten();
         command
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir);

@@ -17,6 +17,7 @@ use chess_service::rules::{Game, Position, Variant, chess960};
 use tonic::Code;
 use tonic::transport::Channel;
 
+use super::STORE;
 use crate::common::client::{Client, history, named, new_game, play, time_control, try_get};
 use crate::common::journal::{GameState, Journal, Verdict};
 use crate::common::rng::Rng;
@@ -25,7 +26,7 @@ use crate::common::server::{self, Server};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_after_sigterm_restores_every_game_exactly() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut first = Server::start_in(dir.path(), &[]);
+    let mut first = Server::on(STORE).start_in(dir.path(), &[]);
     let mut c = first.client().await;
 
     new_game(&mut c, named("mate")).await;
@@ -120,7 +121,7 @@ async fn restart_after_sigterm_restores_every_game_exactly() {
     assert!(status.success(), "clean exit: {status:?}");
     eprintln!("SIGTERM to exit: {took:?}");
 
-    let second = Server::start_in(dir.path(), &[]);
+    let second = Server::on(STORE).start_in(dir.path(), &[]);
     let mut c = second.client().await;
     // The game whose flag was due to fall while the server was down: the first access
     // records it at the exact flag time the clocks said before the restart.
@@ -576,7 +577,7 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
     let mut verified: BTreeMap<String, Option<GameState>> = BTreeMap::new();
     let (mut total_acks, mut in_flight_applied, mut in_flight_lost) = (0u64, 0usize, 0usize);
     for trial in 0..trials {
-        let mut server = Server::start_in(dir.path(), &[]);
+        let mut server = Server::on(STORE).start_in(dir.path(), &[]);
         let journal = Arc::new(Mutex::new(Journal::new()));
         let acks = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -613,7 +614,7 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
             "trial {trial}: the load ran before the kill"
         );
 
-        let server = Server::start_in(dir.path(), &[]);
+        let server = Server::on(STORE).start_in(dir.path(), &[]);
         let mut c = server.client().await;
         let stored_of = |state: Result<pb::Game, tonic::Status>, id: &str| -> Option<GameState> {
             match state {
@@ -670,7 +671,7 @@ async fn kill_9_under_load_loses_no_acknowledged_change() {
 async fn a_damaged_record_is_data_loss_for_that_game_alone() {
     let dir = tempfile::tempdir().expect("temp dir");
     {
-        let mut server = Server::start_in(dir.path(), &[]);
+        let mut server = Server::on(STORE).start_in(dir.path(), &[]);
         let mut c = server.client().await;
         for id in ["healthy", "damaged"] {
             new_game(
@@ -690,7 +691,7 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
         assert!(status.success());
     }
     // Flip one byte in the middle of the stored record, as a bad disk would.
-    let database = (crate::STORE_UNDER_TEST == server::TestStore::Postgres)
+    let database = (STORE == server::TestStore::Postgres)
         .then(|| crate::common::postgres::database_for(dir.path()))
         .flatten();
     match database {
@@ -723,7 +724,7 @@ async fn a_damaged_record_is_data_loss_for_that_game_alone() {
             assert_eq!(changed, 1, "the damaged game's row exists");
         }
     }
-    let server = Server::start_in(dir.path(), &[]);
+    let server = Server::on(STORE).start_in(dir.path(), &[]);
     let mut c = server.client().await;
     let err = try_get(&mut c, "damaged")
         .await

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use chess_service::pb;
 use tonic::Code;
 
+use super::STORE;
 use crate::common::client::{named, new_game, play_at, undo_with};
 use crate::common::raw_grpc::{frame, raw_call};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
@@ -13,7 +14,7 @@ const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 
 
 #[tokio::test]
 async fn fools_mate_then_four_undos_back_to_the_start() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let game = new_game(&mut client, named("fools-mate")).await;
     assert_eq!(game.fen, START_FEN);
@@ -100,7 +101,7 @@ async fn fools_mate_then_four_undos_back_to_the_start() {
 
 #[tokio::test]
 async fn san_input_with_castling() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let id = new_game(&mut client, pb::NewGameRequest::default())
         .await
@@ -130,7 +131,7 @@ async fn san_input_with_castling() {
 
 #[tokio::test]
 async fn chess960_game_castles_king_takes_rook_and_king_two_squares() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     // Position 771 is BQRKNRNB: king d1, king-side rook f1, knights on e1 and g1.
     let req = pb::NewGameRequest {
@@ -184,7 +185,8 @@ async fn chess960_game_castles_king_takes_rook_and_king_two_squares() {
 
 #[tokio::test]
 async fn every_error_code_from_a_real_request() {
-    let server = Server::start(&["--perft-max-depth", "9", "--perft-max-concurrent", "1"]);
+    let server =
+        Server::on(STORE).start(&["--perft-max-depth", "9", "--perft-max-concurrent", "1"]);
     let mut client = server.client().await;
 
     // INVALID_ARGUMENT: malformed FEN, with the field named.
@@ -392,7 +394,7 @@ async fn every_error_code_from_a_real_request() {
 
 #[tokio::test]
 async fn request_size_is_limited() {
-    let server = Server::start(&["--max-request-bytes", "4096"]);
+    let server = Server::on(STORE).start(&["--max-request-bytes", "4096"]);
     let mut client = server.client().await;
     let huge = client
         .new_game(pb::NewGameRequest {
@@ -414,7 +416,7 @@ async fn request_size_is_limited() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_two_concurrent_plays_at_one_ply_play_exactly_one_move() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     new_game(&mut client, named("race")).await;
     let legal = client
@@ -476,7 +478,7 @@ async fn thirty_two_concurrent_plays_at_one_ply_play_exactly_one_move() {
 
 #[tokio::test]
 async fn retrying_a_play_after_a_lost_reply_is_safe() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     new_game(&mut client, named("retry")).await;
     play_at(&mut client, "retry", "e2e4", Some(0)).await;
@@ -502,7 +504,7 @@ async fn retrying_a_play_after_a_lost_reply_is_safe() {
 
 #[tokio::test]
 async fn new_game_ids_and_idempotent_creation() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let a = new_game(&mut client, pb::NewGameRequest::default())
         .await
@@ -559,7 +561,7 @@ async fn new_game_ids_and_idempotent_creation() {
 
 #[tokio::test]
 async fn legal_moves_by_fen_are_stateless_and_report_automatic_draws() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let by_fen = |fen: &str| pb::LegalMovesRequest {
         position: Some(pb::legal_moves_request::Position::Fen(fen.into())),
@@ -611,7 +613,7 @@ async fn legal_moves_by_fen_are_stateless_and_report_automatic_draws() {
 
 #[tokio::test]
 async fn perft_start_depth_5_with_divide() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let result = client
         .perft(pb::PerftRequest {
@@ -664,7 +666,7 @@ async fn perft_start_depth_5_with_divide() {
 #[tokio::test]
 async fn perft_past_its_deadline_stops_and_the_server_answers_at_once() {
     use prost::Message;
-    let server = Server::start(&["--perft-max-concurrent", "1"]);
+    let server = Server::on(STORE).start(&["--perft-max-concurrent", "1"]);
     let mut client = server.client().await;
     // Sent by hand with only the `grpc-timeout` header: a tonic client also runs its own
     // timer for it, which races the server's answer (and sometimes wins, as CANCELLED).
@@ -709,7 +711,7 @@ async fn perft_past_its_deadline_stops_and_the_server_answers_at_once() {
 
 #[tokio::test]
 async fn a_cancelled_perft_stops_computing_within_100ms() {
-    let server = Server::start(&["--perft-max-concurrent", "1"]);
+    let server = Server::on(STORE).start(&["--perft-max-concurrent", "1"]);
     let mut client = server.client().await;
     // The caller gives up after 200 ms without any deadline on the call: the request is
     // reset, and the server must stop the count.
@@ -769,7 +771,7 @@ async fn a_cancelled_perft_stops_computing_within_100ms() {
 
 #[tokio::test]
 async fn evicted_games_come_back_intact() {
-    let server = Server::start(&["--cache-games", "2"]);
+    let server = Server::on(STORE).start(&["--cache-games", "2"]);
     let mut client = server.client().await;
     for i in 0..6 {
         let id = format!("cached-{i}");
@@ -799,7 +801,7 @@ async fn health_and_reflection_are_served() {
     };
     use tonic_reflection::pb::{v1, v1alpha};
 
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let channel = server.channel().await;
     let mut health = HealthClient::new(channel.clone());
     for service in ["", "chess.v1.ChessService"] {
@@ -907,7 +909,7 @@ async fn sigterm_with_an_open_health_watch_exits_promptly_and_cleanly() {
         HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
     };
 
-    let mut server = Server::start(&["--shutdown-grace-secs", "5"]);
+    let mut server = Server::on(STORE).start(&["--shutdown-grace-secs", "5"]);
     let mut health = HealthClient::new(server.channel().await);
     let mut watch = health
         .watch(HealthCheckRequest {

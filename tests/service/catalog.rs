@@ -10,6 +10,7 @@ use std::time::Duration;
 use chess_service::pb;
 use tonic::Code;
 
+use super::STORE;
 use crate::common::client::{Client, WHITE, get, named, new_game, next_event, play, watch};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
@@ -81,7 +82,7 @@ fn delete_request(
 
 #[tokio::test]
 async fn tags_are_kept_answered_and_exported_in_order() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     let given = [
         ("White", "Carlsen, Magnus"),
@@ -132,7 +133,7 @@ async fn tags_are_kept_answered_and_exported_in_order() {
 
 #[tokio::test]
 async fn tags_the_server_owns_or_that_break_the_rules_are_refused() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     let too_many: Vec<(String, String)> =
         (0..33).map(|i| (format!("T{i:02}"), "x".into())).collect();
@@ -204,7 +205,7 @@ async fn tags_the_server_owns_or_that_break_the_rules_are_refused() {
 
 #[tokio::test]
 async fn list_games_pages_through_games_in_id_order_by_status() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     for id in ["b", "a", "B", "a10", "a9", "z", "_u"] {
         new_game(&mut c, with_tags(id, &[("Round", id)])).await;
@@ -300,7 +301,7 @@ async fn list_games_pages_through_games_in_id_order_by_status() {
 
 #[tokio::test]
 async fn list_games_defaults_to_pages_of_fifty() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     for i in 0..51 {
         new_game(&mut c, named(&format!("g{i:03}"))).await;
@@ -328,7 +329,7 @@ async fn list_games_defaults_to_pages_of_fifty() {
 #[tokio::test]
 async fn a_page_of_large_games_ends_at_a_mebibyte_and_paging_lists_each_once() {
     use prost::Message as _;
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     // About 8 KB a game (31 tags of 250 bytes): 300 games are more than 2 MiB.
     let value = "v".repeat(250);
@@ -358,7 +359,7 @@ async fn a_page_of_large_games_ends_at_a_mebibyte_and_paging_lists_each_once() {
 
 #[tokio::test]
 async fn delete_game_checks_the_version_and_removes_the_game() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, with_tags("doomed", &[("Event", "x")])).await;
     play(&mut c, "doomed", "e4").await;
@@ -438,7 +439,7 @@ async fn delete_game_checks_the_version_and_removes_the_game() {
 async fn tags_and_deletes_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut server = Server::start_in(dir.path(), &[]);
+        let mut server = Server::on(STORE).start_in(dir.path(), &[]);
         let mut c = server.client().await;
         new_game(&mut c, with_tags("kept", &[("White", "Ann")])).await;
         new_game(&mut c, named("gone")).await;
@@ -447,7 +448,7 @@ async fn tags_and_deletes_survive_a_restart() {
             .expect("DeleteGame");
         server.kill9();
     }
-    let server = Server::start_in(dir.path(), &[]);
+    let server = Server::on(STORE).start_in(dir.path(), &[]);
     let mut c = server.client().await;
     assert_eq!(get(&mut c, "kept").await.tags, tags(&[("White", "Ann")]));
     assert_eq!(pages(&mut c, pb::StatusFilter::All, 10).await, [["kept"]]);

@@ -10,6 +10,7 @@ use chess_service::pb;
 use chess_service::rules::pgn_read::read_pgn;
 use tonic::Code;
 
+use super::STORE;
 use crate::common::client::{Client, get, play, try_get};
 use crate::common::server::{Server, error_info, expect_error, violated_fields};
 
@@ -153,7 +154,7 @@ fn check(e: &Expected, game: &pb::Game) {
 #[tokio::test]
 async fn real_files_import_as_recorded_and_survive_a_restart() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start_in(dir.path(), &[]);
+    let mut server = Server::on(STORE).start_in(dir.path(), &[]);
     let mut client = server.client().await;
     for e in &FILES {
         let game = import(&mut client, request(e.id, &data(e.file))).await;
@@ -161,7 +162,7 @@ async fn real_files_import_as_recorded_and_survive_a_restart() {
         assert_eq!(get(&mut client, e.id).await, game, "{}", e.file);
     }
     server.terminate(Duration::from_secs(10));
-    let server = Server::start_in(dir.path(), &[]);
+    let server = Server::on(STORE).start_in(dir.path(), &[]);
     let mut client = server.client().await;
     for e in &FILES {
         check(e, &get(&mut client, e.id).await);
@@ -170,7 +171,7 @@ async fn real_files_import_as_recorded_and_survive_a_restart() {
 
 #[tokio::test]
 async fn the_same_id_and_text_answers_the_game_other_text_is_already_exists() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let opera = data("chessbase_morphy_opera_1858.pgn");
     let first = import(&mut client, request("again", &opera)).await;
@@ -216,7 +217,7 @@ async fn the_same_id_and_text_answers_the_game_other_text_is_already_exists() {
 
 #[tokio::test]
 async fn validate_only_answers_the_game_and_stores_nothing() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut client = server.client().await;
     let text = data("lichess_byrne_fischer_time_forfeit.pgn");
     let checked = import(
@@ -254,7 +255,7 @@ fn metadata(status: &tonic::Status) -> HashMap<String, String> {
 
 #[tokio::test]
 async fn every_error_has_its_reason_and_metadata() {
-    let server = Server::start(LARGE_REQUESTS);
+    let server = Server::on(STORE).start(LARGE_REQUESTS);
     let mut client = server.client().await;
     // Syntax: line and column.
     let status = expect_error(
@@ -369,7 +370,7 @@ async fn every_error_has_its_reason_and_metadata() {
 #[tokio::test]
 async fn a_large_real_game_fits_the_request_limit() {
     // The biggest file here, with comments added, to about 250 KiB.
-    let server = Server::start(LARGE_REQUESTS);
+    let server = Server::on(STORE).start(LARGE_REQUESTS);
     let mut client = server.client().await;
     let cute = data("cutechess_kasparov_topalov_1999.pgn");
     let (tags, moves) = cute.split_once("\n\n").expect("tags, then moves");

@@ -12,6 +12,7 @@ use std::time::Duration;
 use chess_service::pb;
 use tonic::Code;
 
+use super::STORE;
 use crate::common::client::{
     BLACK, WHITE, get, named, new_game, offer, play, play_request, respond, time_control,
 };
@@ -37,7 +38,7 @@ fn clock(g: &pb::Game) -> pb::Clock {
 
 #[tokio::test]
 async fn resignation_ends_the_game_and_the_other_side_wins() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("resign")).await;
     play(&mut c, "resign", "e4").await;
@@ -101,7 +102,7 @@ async fn resignation_ends_the_game_and_the_other_side_wins() {
 
 #[tokio::test]
 async fn draw_by_agreement_and_an_offer_that_lapses() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("agree")).await;
     play(&mut c, "agree", "e4").await;
@@ -172,7 +173,7 @@ const KNIGHTS: [&str; 8] = ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng
 
 #[tokio::test]
 async fn threefold_claims_refused_then_granted_on_the_board() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("rep")).await;
     for mv in &KNIGHTS[..4] {
@@ -213,7 +214,7 @@ async fn threefold_claims_refused_then_granted_on_the_board() {
 
 #[tokio::test]
 async fn threefold_claimed_with_the_announced_move() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("announce")).await;
     for mv in &KNIGHTS[..7] {
@@ -237,7 +238,7 @@ async fn threefold_claimed_with_the_announced_move() {
 
 #[tokio::test]
 async fn fifty_moves_claimed() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(
         &mut c,
@@ -280,7 +281,7 @@ async fn fifty_moves_claimed() {
 
 #[tokio::test]
 async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("turn")).await;
     // Ke2 is illegal, but the turn is checked first.
@@ -344,7 +345,7 @@ async fn a_move_for_the_side_not_to_move_is_refused_before_its_legality() {
 /// records it, at the exact flag time, not when the call noticed it.
 #[tokio::test]
 async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
-    let server = Server::start(&["--cache-games", "1"]);
+    let server = Server::on(STORE).start(&["--cache-games", "1"]);
     let mut c = server.client().await;
     new_game(
         &mut c,
@@ -387,7 +388,7 @@ async fn a_flag_is_decided_at_the_next_call_at_its_exact_time() {
 
 #[tokio::test]
 async fn a_flag_against_insufficient_material_is_a_draw() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     // Black to move runs out; white has only king and knight against king and queen.
     let g = new_game(
@@ -419,7 +420,7 @@ async fn a_flag_against_insufficient_material_is_a_draw() {
 
 #[tokio::test]
 async fn undo_restores_both_clocks_and_the_pgn_shows_them() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     let created = new_game(
         &mut c,
@@ -496,7 +497,7 @@ async fn undo_restores_both_clocks_and_the_pgn_shows_them() {
 
 #[tokio::test]
 async fn time_controls_are_checked_and_part_of_a_repeated_new_game() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     let bad = c
         .new_game(pb::NewGameRequest {

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::STORE;
 use crate::common::server::{Server, expect_error};
 use chess_service::pb::{self, chess_service_client::ChessServiceClient};
 use sha2::{Digest, Sha256};
@@ -74,7 +75,7 @@ fn start() -> (tempfile::TempDir, Server) {
     }
     std::fs::write(&path, text).expect("token file written");
     let tokens = path.to_str().expect("utf-8 path").to_string();
-    let server = Server::start_with(
+    let server = Server::on(STORE).start_with(
         &dir.path().join("data"),
         &["--auth-tokens", &tokens, "--metrics-listen", "127.0.0.1:0"],
         &[],

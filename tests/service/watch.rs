@@ -11,6 +11,7 @@ use pb::watch_game_response::Message;
 use tonic::Code;
 use tonic::transport::Endpoint;
 
+use super::STORE;
 use crate::common::client::{
     BLACK, Client, Stream, WHITE, get, named, new_game, next_event, play, time_control, undo, watch,
 };
@@ -36,7 +37,7 @@ fn assert_consecutive(events: &[pb::GameEvent], from: u64) {
 /// `from_version` misses nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectators_see_every_version_and_a_reconnect_misses_nothing() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(&mut c, named("watched")).await;
     // Spectators on their own connections, subscribed before anything happens; they
@@ -195,7 +196,7 @@ async fn play_undo_pairs(c: &mut Client, id: &str, pairs: usize) -> Vec<Duration
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_spectator_does_not_delay_play_and_is_told_to_resync() {
     const PAIRS: usize = 150;
-    let server = Server::start(&["--watch-buffer", "32"]);
+    let server = Server::on(STORE).start(&["--watch-buffer", "32"]);
     let mut c = server.client().await;
     new_game(&mut c, named("hot")).await;
     play_undo_pairs(&mut c, "hot", 20).await; // warm up
@@ -289,7 +290,7 @@ async fn a_slow_spectator_does_not_delay_play_and_is_told_to_resync() {
 /// spectator sees it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_flag_timer_ends_the_game_without_any_call() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     new_game(
         &mut c,
@@ -340,7 +341,7 @@ async fn the_flag_timer_ends_the_game_without_any_call() {
 
 #[tokio::test]
 async fn watch_errors() {
-    let server = Server::start(&[]);
+    let server = Server::on(STORE).start(&[]);
     let mut c = server.client().await;
     let missing = c
         .watch_game(pb::WatchGameRequest {
@@ -375,7 +376,7 @@ async fn watch_errors() {
 /// reconnect elsewhere) and the process exits promptly and cleanly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_open_watch_streams() {
-    let mut server = Server::start(&["--shutdown-grace-secs", "10"]);
+    let mut server = Server::on(STORE).start(&["--shutdown-grace-secs", "10"]);
     let mut c = server.client().await;
     new_game(&mut c, named("s")).await;
     let mut streams = Vec::new();

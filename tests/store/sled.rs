@@ -491,7 +491,7 @@ fn saves_after_undo_and_divergence_store_the_game_passed_in() {
 }
 
 /// Listing and deleting keep the contract every store keeps (`common::catalog`), and the
-/// memory store, which the registry's own tests use, keeps it too.
+/// scripted store (in memory), which the registry's own tests use, keeps it too.
 #[test]
 fn listing_and_deleting_keep_the_store_contract() {
     let dir = tempfile::tempdir().unwrap();
@@ -503,7 +503,7 @@ fn listing_and_deleting_keep_the_store_contract() {
         let store = SledStore::open(config).unwrap();
         rt.block_on(crate::common::catalog::check_catalog(&store));
     }
-    let memory = chess_service::store::MemoryStore::new();
+    let memory = chess_service::store::ScriptedStore::new();
     rt.block_on(crate::common::catalog::check_catalog(&memory));
 }
 

@@ -70,7 +70,7 @@ use super::clock::DbClock;
 use super::encoder_cache::{CachedEncoder, EncoderCache};
 use super::{
     GameMeta, GameStore, GameTally, KeyRange, ListPage, ListedGame, LoadedGame, Stamp,
-    StatusFilter, StoreChange, StoreError, StoreFuture,
+    StatusFilter, StoreChange, StoreError,
 };
 
 /// How long a pooled connection suspected after a fault has to answer its probe: a
@@ -471,56 +471,57 @@ impl PgStore {
     }
 }
 
+#[tonic::async_trait]
 impl GameStore for PgStore {
     fn kind(&self) -> &'static str {
         "postgres"
     }
 
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { PgStore::create(self, meta, game).await.map(Some) })
+    async fn create(&self, meta: &GameMeta, game: &Match) -> Result<Option<u64>, StoreError> {
+        PgStore::create(self, meta, game).await.map(Some)
     }
 
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
+    async fn save(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
         expected: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { PgStore::save(self, meta, game, expected).await.map(Some) })
+    ) -> Result<Option<u64>, StoreError> {
+        PgStore::save(self, meta, game, expected).await.map(Some)
     }
 
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
-        Box::pin(PgStore::load(self, id))
+    async fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
+        PgStore::load(self, id).await
     }
 
-    fn list<'a>(
-        &'a self,
-        range: &'a KeyRange,
+    async fn list(
+        &self,
+        range: &KeyRange,
         filter: StatusFilter,
-        after: Option<&'a str>,
+        after: Option<&str>,
         limit: usize,
-    ) -> StoreFuture<'a, ListPage> {
-        Box::pin(PgStore::list(self, range, filter, after, limit))
+    ) -> Result<ListPage, StoreError> {
+        PgStore::list(self, range, filter, after, limit).await
     }
 
-    fn delete<'a>(
-        &'a self,
-        id: &'a str,
+    async fn delete(
+        &self,
+        id: &str,
         expected_version: Option<u64>,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(PgStore::delete(self, id, expected_version))
+    ) -> Result<Option<u64>, StoreError> {
+        PgStore::delete(self, id, expected_version).await
     }
 
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        Box::pin(PgStore::flush(self))
+    async fn flush(&self) -> Result<(), StoreError> {
+        PgStore::flush(self).await
     }
 
     fn shared(&self) -> bool {
         true
     }
 
-    fn stored_stamp<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Stamp>> {
-        Box::pin(PgStore::stored_stamp(self, id))
+    async fn stored_stamp(&self, id: &str) -> Result<Option<Stamp>, StoreError> {
+        PgStore::stored_stamp(self, id).await
     }
 
     fn generation(&self) -> u64 {

@@ -63,7 +63,6 @@ use super::ledger::{self, Change};
 use super::rollback;
 use super::{
     Durable, GameMeta, GameStore, KeyRange, ListPage, LoadedGame, Stamp, StatusFilter, StoreError,
-    StoreFuture,
 };
 
 /// Games in sled. See the module docs.
@@ -337,84 +336,71 @@ impl Drop for SledStore {
     }
 }
 
+#[tonic::async_trait]
 impl GameStore for SledStore {
     fn kind(&self) -> &'static str {
         "sled"
     }
 
     // One writer (this process): the version names a state, so no token.
-    fn create<'a>(&'a self, meta: &'a GameMeta, game: &'a Match) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            SledStore::create_now(self, meta, game)?.wait().await?;
-            Ok(None)
-        })
+    async fn create(&self, meta: &GameMeta, game: &Match) -> Result<Option<u64>, StoreError> {
+        SledStore::create_now(self, meta, game)?.wait().await?;
+        Ok(None)
     }
 
-    fn save<'a>(
-        &'a self,
-        meta: &'a GameMeta,
-        game: &'a Match,
+    async fn save(
+        &self,
+        meta: &GameMeta,
+        game: &Match,
         expected: Stamp,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            self.write(meta, game, Some(expected.version))?
-                .wait()
-                .await?;
-            Ok(None)
-        })
+    ) -> Result<Option<u64>, StoreError> {
+        self.write(meta, game, Some(expected.version))?
+            .wait()
+            .await?;
+        Ok(None)
     }
 
-    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<LoadedGame>> {
+    async fn load(&self, id: &str) -> Result<Option<LoadedGame>, StoreError> {
         let shared = Arc::clone(&self.shared);
         let id = id.to_string();
-        Box::pin(async move {
-            // Replaying a long game is CPU work: keep it off the async workers.
-            tokio::task::spawn_blocking(move || shared.load(&id))
-                .await
-                .map_err(|e| StoreError::Io(format!("a game load task failed: {e}")))?
-        })
+        // Replaying a long game is CPU work: keep it off the async workers.
+        tokio::task::spawn_blocking(move || shared.load(&id))
+            .await
+            .map_err(|e| StoreError::Io(format!("a game load task failed: {e}")))?
     }
 
-    fn list<'a>(
-        &'a self,
-        range: &'a KeyRange,
+    async fn list(
+        &self,
+        range: &KeyRange,
         filter: StatusFilter,
-        after: Option<&'a str>,
+        after: Option<&str>,
         limit: usize,
-    ) -> StoreFuture<'a, ListPage> {
+    ) -> Result<ListPage, StoreError> {
         let shared = Arc::clone(&self.shared);
         let after = after.map(str::to_string);
         let range = range.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                shared.list(&range, filter, after.as_deref(), limit)
-            })
+        tokio::task::spawn_blocking(move || shared.list(&range, filter, after.as_deref(), limit))
             .await
             .map_err(|e| StoreError::Io(format!("a game listing task failed: {e}")))?
-        })
     }
 
-    fn delete<'a>(
-        &'a self,
-        id: &'a str,
+    async fn delete(
+        &self,
+        id: &str,
         expected_version: Option<u64>,
-    ) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
-            match self.remove(id, expected_version)? {
-                Some((version, durable)) => {
-                    durable.wait().await?;
-                    Ok(Some(version))
-                }
-                None => Ok(None),
+    ) -> Result<Option<u64>, StoreError> {
+        match self.remove(id, expected_version)? {
+            Some((version, durable)) => {
+                durable.wait().await?;
+                Ok(Some(version))
             }
-        })
+            None => Ok(None),
+        }
     }
 
-    fn flush<'a>(&'a self) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.shared.check_open()?;
-            self.commit.full_ticket()?.wait().await
-        })
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.shared.check_open()?;
+        self.commit.full_ticket()?.wait().await
     }
 
     fn commit_stats(&self) -> Option<GroupCommitStats> {
