@@ -75,7 +75,7 @@ impl CheckSquares {
         for sniper in snipers {
             let blockers = attacks::between(king, sniper) & occ;
             if blockers.count() == 1 && (blockers & ours).any() {
-                uncovering = uncovering | blockers;
+                uncovering |= blockers;
             }
         }
         let mut direct = [Bitboard::EMPTY; 6];
