@@ -88,6 +88,24 @@ fn tokens_dir() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A server with the token file of [`tokens_dir`] and a gRPC-Web listener; the directory
+/// (kept alive with the server), the server and the listener's address.
+fn web_server_with_tokens() -> (tempfile::TempDir, Server, String) {
+    let (dir, tokens) = tokens_dir();
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &[
+            "--auth-tokens",
+            tokens.to_str().expect("utf-8 path"),
+            "--grpc-web-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let addr = crate::common::grpc_web::web_addr(&server);
+    (dir, server, addr)
+}
+
 fn named(id: &str) -> pb::NewGameRequest {
     pb::NewGameRequest {
         game_id: id.into(),
@@ -1042,21 +1060,10 @@ async fn client_text_reaches_the_log_escaped_and_bounded() {
 
 #[tokio::test]
 async fn grpc_web_calls_need_the_same_tokens_and_roles() {
-    use crate::common::grpc_web::{call_http1, web_addr};
+    use crate::common::grpc_web::call_http1;
     use prost::Message as _;
 
-    let (dir, tokens) = tokens_dir();
-    let server = Server::start_with(
-        &dir.path().join("data"),
-        &[
-            "--auth-tokens",
-            tokens.to_str().expect("utf-8 path"),
-            "--grpc-web-listen",
-            "127.0.0.1:0",
-        ],
-        &[],
-    );
-    let addr = web_addr(&server);
+    let (_dir, _server, addr) = web_server_with_tokens();
     let new_game = named("web-token").encode_to_vec();
     let path = "/chess.v1.ChessService/NewGame";
     let bearer = |token: &str| format!("Bearer {token}");
@@ -1096,23 +1103,11 @@ async fn grpc_web_calls_need_the_same_tokens_and_roles() {
 /// fail with a broken pipe and reported an INTERNAL error instead of UNAUTHENTICATED.
 #[tokio::test]
 async fn a_grpc_web_refusal_over_http1_waits_for_the_body_and_keeps_the_connection() {
-    use crate::common::grpc_web::web_addr;
     use crate::common::raw_grpc::frame;
     use prost::Message as _;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let (dir, tokens) = tokens_dir();
-    let server = Server::start_with(
-        &dir.path().join("data"),
-        &[
-            "--auth-tokens",
-            tokens.to_str().expect("utf-8 path"),
-            "--grpc-web-listen",
-            "127.0.0.1:0",
-        ],
-        &[],
-    );
-    let addr = web_addr(&server);
+    let (_dir, _server, addr) = web_server_with_tokens();
     let body = frame(0, &named("web-late-body").encode_to_vec());
     let head = |close: bool| {
         format!(
