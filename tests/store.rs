@@ -19,6 +19,8 @@ mod crash_child;
 mod damaged_file;
 #[path = "store/journal.rs"]
 mod journal;
+#[path = "store/layers.rs"]
+mod layers;
 #[path = "store/log.rs"]
 mod log;
 #[path = "store/sled.rs"]

@@ -261,7 +261,7 @@ impl Durable {
 /// scripted by each test). Async, so that a store over the network does not hold a thread
 /// while it waits; declared with `async_trait`, so that it stays usable as `dyn GameStore`
 /// (each call's future is boxed, as a hand-written `Pin<Box<dyn Future>>` would be).
-#[tonic::async_trait]
+#[async_trait::async_trait]
 pub trait GameStore: Send + Sync + 'static {
     /// Stores a new game at version `game.version()`; AlreadyExists if the id is taken.
     /// Resolves once durable, with the token the write drew (`None` on a store with one

@@ -223,7 +223,7 @@ fn loaded(meta: &GameMeta, game: &Match) -> LoadedGame {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl GameStore for ScriptedStore {
     fn kind(&self) -> &'static str {
         "scripted"

@@ -471,7 +471,7 @@ impl PgStore {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl GameStore for PgStore {
     fn kind(&self) -> &'static str {
         "postgres"

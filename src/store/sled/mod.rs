@@ -336,7 +336,7 @@ impl Drop for SledStore {
     }
 }
 
-#[tonic::async_trait]
+#[async_trait::async_trait]
 impl GameStore for SledStore {
     fn kind(&self) -> &'static str {
         "sled"

@@ -1,0 +1,97 @@
+//! The arrows point one way: server -> service -> registry -> store -> lifecycle -> rules.
+//! Nothing below the service names protobuf, tonic or the service; nothing below the
+//! registry names the registry or the server.
+
+use std::path::Path;
+
+/// Every Rust file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("a source folder") {
+        let path = entry.expect("a folder entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn nothing_below_the_service_names_protobuf_tonic_or_an_upper_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layers: [(&str, &[&str]); 4] = [
+        (
+            "registry",
+            &[
+                "tonic",
+                "prost",
+                "crate::pb",
+                "crate::service",
+                "crate::server",
+            ],
+        ),
+        (
+            "store",
+            &[
+                "tonic",
+                "prost",
+                "crate::pb",
+                "crate::service",
+                "crate::server",
+                "crate::registry",
+            ],
+        ),
+        (
+            "lifecycle",
+            &[
+                "tonic",
+                "prost",
+                "crate::pb",
+                "crate::service",
+                "crate::server",
+                "crate::registry",
+                "crate::store",
+            ],
+        ),
+        (
+            "rules",
+            &[
+                "tonic",
+                "prost",
+                "crate::pb",
+                "crate::service",
+                "crate::server",
+                "crate::registry",
+                "crate::store",
+                "crate::lifecycle",
+            ],
+        ),
+    ];
+    let mut found = Vec::new();
+    let mut read = 0;
+    for (layer, forbidden) in layers {
+        let mut files = Vec::new();
+        rust_files(&src.join(layer), &mut files);
+        for file in files {
+            read += 1;
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                for name in forbidden {
+                    if code.contains(name) {
+                        found.push(format!("{}:{}: {name}", file.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(read > 50, "{read} files read");
+    assert!(
+        found.is_empty(),
+        "upward or protocol names below the service:\n{}",
+        found.join("\n")
+    );
+}
