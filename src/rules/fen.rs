@@ -194,6 +194,14 @@ pub enum FenError {
         /// The side in check.
         color: Color,
     },
+    /// A placement the variant never has (Racing Kings: a pawn, a third rook).
+    #[error("placement: {variant} has no such position: {why}")]
+    ImpossibleInVariant {
+        /// The variant's name.
+        variant: &'static str,
+        /// What no game of it can reach.
+        why: &'static str,
+    },
 }
 
 impl FenError {
@@ -206,7 +214,8 @@ impl FenError {
             | FenError::BadCharacter { .. }
             | FenError::KingCount { .. }
             | FenError::PawnOnBackRank { .. }
-            | FenError::TooManyPieces { .. } => "placement",
+            | FenError::TooManyPieces { .. }
+            | FenError::ImpossibleInVariant { .. } => "placement",
             FenError::BadSideToMove { .. } => "side_to_move",
             FenError::BadCastlingCharacter { .. }
             | FenError::CastlingWithoutPieces { .. }

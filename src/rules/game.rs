@@ -1,11 +1,13 @@
 //! `Game`: a start position plus the moves played, with the status after every move:
 //! checkmate, stalemate, the automatic draws, and the draws a player may claim.
 
-use super::illegal::IllegalMove;
+use super::game_position::{GamePosition, GameRules};
+use super::illegal::{CastleSide, IllegalMove};
 use super::moves::{Move, MoveList};
-use super::position::{Position, Variant};
+use super::position::Position;
 use super::san::MoveTextError;
 use super::square::Color;
+use super::variant::{VariantEnd, VariantMoveError, VariantOutcome};
 
 /// Where a game stands. Every value but `InProgress` ends the game on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,6 +28,14 @@ pub enum Status {
     /// 75 moves by each side without a capture or pawn move: FIDE 9.6.2, automatic
     /// (a mate on the last move is still mate).
     SeventyFiveMoves,
+    /// A lichess variant's own win: an exploded king, the hill, the third check, the
+    /// race, all pieces lost (antichess) or the horde captured.
+    VariantWin {
+        /// The side that won.
+        winner: Color,
+    },
+    /// Racing Kings' tie: both kings reached the eighth rank.
+    VariantDraw,
 }
 
 impl Status {
@@ -37,7 +47,7 @@ impl Status {
     /// Who won, if anyone did.
     pub fn winner(self) -> Option<Color> {
         match self {
-            Status::Checkmate { winner } => Some(winner),
+            Status::Checkmate { winner } | Status::VariantWin { winner } => Some(winner),
             _ => None,
         }
     }
@@ -46,13 +56,11 @@ impl Status {
     pub fn result(self) -> &'static str {
         match self {
             Status::InProgress => "*",
-            Status::Checkmate {
-                winner: Color::White,
-            } => "1-0",
-            Status::Checkmate {
-                winner: Color::Black,
-            } => "0-1",
-            _ => "1/2-1/2",
+            _ => match self.winner() {
+                Some(Color::White) => "1-0",
+                Some(Color::Black) => "0-1",
+                None => "1/2-1/2",
+            },
         }
     }
 
@@ -81,6 +89,32 @@ impl Status {
         }
         Status::InProgress
     }
+
+    /// The status of a game's position taken alone, in any rules. A lichess variant is
+    /// read in python-chess's order: its own end or mate, then both sides without winning
+    /// material, then stalemate as the variant reads it, then the 75-move count (not in
+    /// crazyhouse).
+    pub fn of_game_position(pos: &GamePosition) -> Status {
+        match pos {
+            GamePosition::Chess(p) => Status::of_position(p),
+            GamePosition::Lichess(p) => {
+                let outcome = p.outcome();
+                match outcome {
+                    Some(VariantOutcome::Checkmate { winner }) => Status::Checkmate { winner },
+                    Some(VariantOutcome::Variant(VariantEnd::Win(winner))) => {
+                        Status::VariantWin { winner }
+                    }
+                    Some(VariantOutcome::Variant(VariantEnd::Draw)) => Status::VariantDraw,
+                    _ if pos.is_insufficient_material() => Status::InsufficientMaterial,
+                    Some(VariantOutcome::Stalemate) => Status::Stalemate,
+                    None if p.kind().has_move_count_rule() && p.board().halfmoves() >= 150 => {
+                        Status::SeventyFiveMoves
+                    }
+                    None => Status::InProgress,
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Status {
@@ -92,6 +126,8 @@ impl std::fmt::Display for Status {
             Status::InsufficientMaterial => f.write_str("a draw: neither side has mating material"),
             Status::FivefoldRepetition => f.write_str("a draw by fivefold repetition"),
             Status::SeventyFiveMoves => f.write_str("a draw by the 75-move rule"),
+            Status::VariantWin { winner } => write!(f, "{winner} wins by the variant's rule"),
+            Status::VariantDraw => f.write_str("a draw by the variant's rule"),
         }
     }
 }
@@ -115,34 +151,34 @@ pub enum PlayError {
 #[derive(Clone, Debug)]
 pub struct Game {
     /// positions[0] is the start; positions[i] follows moves[i - 1].
-    positions: Vec<Position>,
+    positions: Vec<GamePosition>,
     moves: Vec<Move>,
 }
 
 impl Game {
-    /// A game from `start`, with no move yet.
-    pub fn new(start: Position) -> Game {
+    /// A game from `start` (a [`Position`] or any [`GamePosition`]), with no move yet.
+    pub fn new(start: impl Into<GamePosition>) -> Game {
         Game {
-            positions: vec![start],
+            positions: vec![start.into()],
             moves: Vec::new(),
         }
     }
 
     /// The start position.
-    pub fn start(&self) -> &Position {
+    pub fn start(&self) -> &GamePosition {
         &self.positions[0]
     }
 
     /// The current position.
-    pub fn position(&self) -> &Position {
+    pub fn position(&self) -> &GamePosition {
         self.positions
             .last()
             .expect("a game always has its start position")
     }
 
-    /// The variant of the start position.
-    pub fn variant(&self) -> Variant {
-        self.start().variant()
+    /// The rules the game follows.
+    pub fn rules(&self) -> GameRules {
+        self.start().rules()
     }
 
     /// Every move since the start.
@@ -156,7 +192,7 @@ impl Game {
     }
 
     /// The position before move `i` was played (`i == ply()` gives the current one).
-    pub fn position_at(&self, ply: usize) -> Option<&Position> {
+    pub fn position_at(&self, ply: usize) -> Option<&GamePosition> {
         self.positions.get(ply)
     }
 
@@ -168,18 +204,15 @@ impl Game {
         }
         let pos = self.position();
         if !pos.is_legal(m) {
-            let reason = if m.is_castle() {
-                let side = if m.is_king_side_castle() {
-                    super::illegal::CastleSide::King
-                } else {
-                    super::illegal::CastleSide::Queen
-                };
-                pos.explain_castling(side)
-                    .unwrap_or(IllegalMove::NoPiece { square: m.from })
-            } else {
-                pos.explain_illegal(m.from, m.to, m.promotion())
-            };
-            return Err(PlayError::Illegal(reason));
+            return Err(match pos {
+                GamePosition::Chess(p) => PlayError::Illegal(explain_illegal(p, m)),
+                GamePosition::Lichess(p) => {
+                    PlayError::Text(MoveTextError::Variant(VariantMoveError::Illegal {
+                        text: p.uci(m),
+                        variant: p.kind().key(),
+                    }))
+                }
+            });
         }
         self.push_unchecked(m);
         Ok(())
@@ -228,7 +261,11 @@ impl Game {
     /// As [`Game::status`], for a caller that already knows whether the current position
     /// has a legal move (a replay that generated the moves anyway).
     pub fn status_with(&self, has_legal_move: bool) -> Status {
-        match Status::of_position_with(self.position(), has_legal_move) {
+        let on_board = match self.position() {
+            GamePosition::Chess(p) => Status::of_position_with(p, has_legal_move),
+            lichess => Status::of_game_position(lichess),
+        };
+        match on_board {
             // Five occurrences need at least 16 reversible plies (four round trips).
             Status::InProgress if self.position().halfmoves() >= 16 && self.repetitions() >= 5 => {
                 Status::FivefoldRepetition
@@ -239,7 +276,7 @@ impl Game {
 
     /// Positions that may repeat the current one: same side to move, within the
     /// reversible stretch since the last capture or pawn move.
-    fn reversible_window(&self) -> &[Position] {
+    fn reversible_window(&self) -> &[GamePosition] {
         let current = self.positions.len() - 1;
         let back = (self.position().halfmoves() as usize).min(current);
         &self.positions[current - back..]
@@ -288,6 +325,9 @@ impl Game {
     /// completes them (which must leave the game going: a mate ends it instead).
     pub fn can_claim_fifty_moves(&self) -> bool {
         let pos = self.position();
+        if !pos.rules().has_move_count_rule() {
+            return false;
+        }
         if pos.halfmoves() >= 100 && pos.has_legal_move() {
             return true;
         }
@@ -317,5 +357,20 @@ impl Game {
             .zip(&self.positions)
             .map(|(m, p)| p.uci(*m))
             .collect()
+    }
+}
+
+/// Why `m`, a move that is not legal in the standard or Chess960 position `pos`, is refused.
+fn explain_illegal(pos: &Position, m: Move) -> IllegalMove {
+    if m.is_castle() {
+        let side = if m.is_king_side_castle() {
+            CastleSide::King
+        } else {
+            CastleSide::Queen
+        };
+        pos.explain_castling(side)
+            .unwrap_or(IllegalMove::NoPiece { square: m.from })
+    } else {
+        pos.explain_illegal(m.from, m.to, m.promotion())
     }
 }

@@ -3,8 +3,10 @@
 use std::fmt::Write as _;
 
 use super::game::Game;
+use super::game_position::{GamePosition, GameRules};
 use super::position::{Position, Variant};
 use super::square::Color;
+use super::variant::AnyPosition;
 
 /// Writes the game as PGN: the seven-tag roster with `Result`, plus `Variant`, `SetUp` and
 /// `FEN` for Chess960 games and any non-standard start, then the movetext.
@@ -70,9 +72,13 @@ pub fn to_pgn_with(game: &Game, sans: &[String], extras: &PgnExtras) -> String {
     }
     tag_pair(&mut out, "Result", result);
     let start = game.start();
-    let standard_start = start.variant() == Variant::Standard && *start == Position::new();
-    if game.variant() == Variant::Chess960 {
-        out.push_str("[Variant \"Chess960\"]\n");
+    let standard_start = match start {
+        GamePosition::Chess(p) => p.variant() == Variant::Standard && *p == Position::new(),
+        GamePosition::Lichess(p) => *p == AnyPosition::start(p.kind()),
+    };
+    if game.rules() != GameRules::Chess(Variant::Standard) {
+        // lichess's names: "Chess960", "Atomic", "King of the Hill", "Three-check".
+        writeln!(out, "[Variant \"{}\"]", game.rules().name()).expect("writing to a String");
     }
     if !standard_start {
         out.push_str("[SetUp \"1\"]\n");

@@ -34,10 +34,12 @@
 use super::clip::clip;
 use super::fen::FenError;
 use super::game::{Game, PlayError};
+use super::game_position::{GamePosition, GameRules};
 use super::moves::Move;
 use super::position::{Position, Variant};
 use super::san::{MoveTextError, SanError};
 use super::uci::UciError;
+use super::variant::VariantMoveError;
 
 /// Longest token (a word of movetext, a tag name) accepted: far more than any real one.
 const MAX_TOKEN_CHARS: usize = 256;
@@ -84,9 +86,9 @@ pub struct PgnGame {
     /// Every tag pair, in file order, as written (escapes resolved).
     pub tags: Vec<(String, String)>,
     /// From the `[Variant]` tag; standard chess without one.
-    pub variant: Variant,
-    /// From the `[FEN]` tag; the standard start without one.
-    pub start: Position,
+    pub variant: GameRules,
+    /// From the `[FEN]` tag; the variant's start without one.
+    pub start: GamePosition,
     /// The mainline's moves, each legal where it is played.
     pub moves: Vec<Move>,
     /// The movetext's result, else the `[Result]` tag's, else `*`.
@@ -381,14 +383,18 @@ fn is_glyph(word: &str) -> bool {
         )
 }
 
-/// A variant named by a `[Variant]` tag; `None`: not one this service plays.
-pub fn variant_from_tag(value: &str) -> Option<Variant> {
+/// The rules a `[Variant]` tag names: standard chess, Chess960 or one of lichess's
+/// variants (as lichess writes them, `Racing Kings`, or by key, `racingKings`); `None`:
+/// not one this service plays.
+pub fn variant_from_tag(value: &str) -> Option<GameRules> {
     match variant_name_key(value).as_str() {
-        "" | "standard" | "normal" | "chess" | "fromposition" => Some(Variant::Standard),
-        "chess960" | "fischerandom" | "fischerrandom" | "freestyle" | "freestylechess" | "960" => {
-            Some(Variant::Chess960)
+        "" | "standard" | "normal" | "chess" | "fromposition" => {
+            Some(GameRules::Chess(Variant::Standard))
         }
-        _ => None,
+        "chess960" | "fischerandom" | "fischerrandom" | "freestyle" | "freestylechess" | "960" => {
+            Some(GameRules::Chess(Variant::Chess960))
+        }
+        _ => super::variant::VariantKind::from_name(value).map(GameRules::Lichess),
     }
 }
 
@@ -517,24 +523,20 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
             .map(|((_, v), at)| (v.as_str(), *at))
     };
     let variant = match first("Variant") {
-        None => Variant::Standard,
+        None => GameRules::Chess(Variant::Standard),
         Some((v, at)) => variant_from_tag(v).ok_or_else(|| {
-            let why = match super::variant::VariantKind::from_name(v) {
-                Some(kind) => format!(
-                    "[Variant \"{}\"] is not played here: games in {kind} are not served yet (its positions are, by FEN, through LegalMoves, Perft and Winnability); only standard chess and Chess960 games can be imported",
+            PgnError::syntax(
+                at,
+                format!(
+                    "[Variant \"{}\"] is not played here: only standard chess, Chess960 (\"Chess960\", \"Fischerandom\", \"chess 960\") and lichess's variants (\"Crazyhouse\", \"Atomic\", \"Antichess\", \"Horde\", \"Racing Kings\", \"King of the Hill\", \"Three-check\")",
                     clip(v)
                 ),
-                None => format!(
-                    "[Variant \"{}\"] is not played here: only standard chess and Chess960 (\"Chess960\", \"Fischerandom\", \"chess 960\")",
-                    clip(v)
-                ),
-            };
-            PgnError::syntax(at, why)
+            )
         })?,
     };
     let start = match (first("FEN"), first("SetUp")) {
         (Some((fen, at)), _) => {
-            Position::from_fen(fen.trim(), variant).map_err(|e: FenError| {
+            GamePosition::from_fen(variant, fen.trim()).map_err(|e: FenError| {
                 PgnError::syntax(at, format!("the [FEN] tag is not a valid start: {e}"))
             })?
         }
@@ -545,9 +547,13 @@ pub fn read_pgn(text: &str) -> Result<PgnGame, PgnError> {
             ));
         }
         (None, _) => match variant {
-            Variant::Standard => Position::new(),
-            Variant::Chess960 => super::chess960::start_position(518, Variant::Chess960)
-                .map_err(|e| PgnError::syntax(Pos { line: 1, column: 1 }, e.to_string()))?,
+            GameRules::Chess(Variant::Standard) => Position::new().into(),
+            GameRules::Chess(Variant::Chess960) => {
+                super::chess960::start_position(518, Variant::Chess960)
+                    .map_err(|e| PgnError::syntax(Pos { line: 1, column: 1 }, e.to_string()))?
+                    .into()
+            }
+            GameRules::Lichess(kind) => super::variant::AnyPosition::start(kind).into(),
         },
     };
     let tag_result = first("Result").and_then(|(v, _)| PgnResult::parse(v));
@@ -688,16 +694,20 @@ fn play_word(game: &mut Game, moves: &mut Vec<Move>, word: &str, at: Pos) -> Res
         }
         Err(PlayError::Illegal(reason)) => Err(illegal(reason.to_string())),
         Err(PlayError::Text(e)) => Err(match e {
-            MoveTextError::San(SanError::Ambiguous { candidates, .. }) => PgnError::AmbiguousMove {
-                ply,
-                move_number,
-                token: rest.to_string(),
-                candidates,
-                line: at.line,
-                column,
-            },
+            MoveTextError::San(SanError::Ambiguous { candidates, .. })
+            | MoveTextError::Variant(VariantMoveError::Ambiguous { candidates, .. }) => {
+                PgnError::AmbiguousMove {
+                    ply,
+                    move_number,
+                    token: rest.to_string(),
+                    candidates,
+                    line: at.line,
+                    column,
+                }
+            }
             MoveTextError::San(SanError::Illegal { reason, .. })
             | MoveTextError::Uci(UciError::Illegal { reason, .. }) => illegal(reason.to_string()),
+            MoveTextError::Variant(e @ VariantMoveError::Illegal { .. }) => illegal(e.to_string()),
             e => PgnError::Syntax {
                 line: at.line,
                 column,

@@ -372,6 +372,9 @@ pub enum MoveTextError {
     /// Read as SAN and refused.
     #[error(transparent)]
     San(#[from] SanError),
+    /// Read in a lichess variant's notation and refused.
+    #[error(transparent)]
+    Variant(#[from] super::variant::VariantMoveError),
 }
 
 impl MoveTextError {
@@ -383,6 +386,16 @@ impl MoveTextError {
                 | MoveTextError::TooLong { .. }
                 | MoveTextError::Uci(super::uci::UciError::Syntax { .. })
                 | MoveTextError::San(SanError::Syntax { .. })
+                | MoveTextError::Variant(super::variant::VariantMoveError::Syntax { .. })
+        )
+    }
+
+    /// SAN that fits more than one legal move.
+    pub fn is_ambiguous(&self) -> bool {
+        matches!(
+            self,
+            MoveTextError::San(SanError::Ambiguous { .. })
+                | MoveTextError::Variant(super::variant::VariantMoveError::Ambiguous { .. })
         )
     }
 
@@ -399,6 +412,11 @@ impl MoveTextError {
                 SanError::Syntax { text, .. }
                 | SanError::Illegal { text, .. }
                 | SanError::Ambiguous { text, .. },
+            ) => Some(text),
+            MoveTextError::Variant(
+                super::variant::VariantMoveError::Syntax { text, .. }
+                | super::variant::VariantMoveError::Illegal { text, .. }
+                | super::variant::VariantMoveError::Ambiguous { text, .. },
             ) => Some(text),
         }
     }

@@ -235,3 +235,34 @@ fn mutated_fens_never_panic_and_what_parses_is_consistent_in_every_variant() {
     );
     eprintln!("{tried} mutated variant FENs, {accepted} accepted and consistent");
 }
+
+/// Racing Kings FENs are refused where python-chess's `RacingKingsBoard.is_valid()` refuses
+/// them: pawns, more than two knights, bishops or rooks or more than one queen a side, a
+/// king in check, or both kings on the eighth rank with black to move (the race is over).
+#[test]
+fn racing_kings_refuses_the_placements_no_race_reaches() {
+    let read = VariantPosition::<RacingKings>::from_fen;
+    for (fen, why) in [
+        (
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "castling",
+        ),
+        ("rnbqkbnr/8/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1", "pawns"),
+        ("8/8/8/8/8/8/krbnNBRK/qrrnNBRQ w - - 0 1", "a third rook"),
+        ("8/8/8/8/8/Q7/krbnNBRK/qrbnNBRQ w - - 0 1", "a second queen"),
+        ("K6k/8/8/8/8/8/8/8 b - - 0 1", "the race is over"),
+        ("k7/8/8/8/8/8/8/R6K b - - 0 1", "a king in check"),
+    ] {
+        assert!(read(fen).is_err(), "{why}: {fen}");
+    }
+    for fen in [
+        "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1",
+        // White arrived first; black to move may still arrive (a tie) or not.
+        "4K3/8/8/8/8/8/krbnNBR1/qrbnNBRQ b - - 0 1",
+        // Both arrived with white to move: the race ended in a tie.
+        "K6k/8/8/8/8/8/8/8 w - - 0 1",
+        "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ b - - 0 1",
+    ] {
+        assert!(read(fen).is_ok(), "{fen}: {:?}", read(fen));
+    }
+}

@@ -261,6 +261,29 @@ impl AnyPosition {
         dispatch!(self, p => p.perft(depth))
     }
 
+    /// Same position for the repetition rule (pockets and checks given included); positions
+    /// of different variants never are.
+    pub fn same_repetition_identity(&self, other: &AnyPosition) -> bool {
+        match (self, other) {
+            (AnyPosition::Crazyhouse(a), AnyPosition::Crazyhouse(b)) => {
+                a.same_repetition_identity(b)
+            }
+            (AnyPosition::Atomic(a), AnyPosition::Atomic(b)) => a.same_repetition_identity(b),
+            (AnyPosition::Antichess(a), AnyPosition::Antichess(b)) => a.same_repetition_identity(b),
+            (AnyPosition::Horde(a), AnyPosition::Horde(b)) => a.same_repetition_identity(b),
+            (AnyPosition::RacingKings(a), AnyPosition::RacingKings(b)) => {
+                a.same_repetition_identity(b)
+            }
+            (AnyPosition::KingOfTheHill(a), AnyPosition::KingOfTheHill(b)) => {
+                a.same_repetition_identity(b)
+            }
+            (AnyPosition::ThreeCheck(a), AnyPosition::ThreeCheck(b)) => {
+                a.same_repetition_identity(b)
+            }
+            _ => false,
+        }
+    }
+
     /// The repetition key (pockets and checks given included).
     pub fn repetition_key(&self) -> u64 {
         dispatch!(self, p => p.repetition_key())

@@ -77,6 +77,12 @@ impl<R: VariantRules> VariantPosition<R> {
             checks_given,
             rules: R::default(),
         };
+        if let Some(why) = R::impossible_placement(&pos) {
+            return Err(FenError::ImpossibleInVariant {
+                variant: R::KEY,
+                why,
+            });
+        }
         if let Some(color) = R::impossible_check(&pos) {
             return Err(FenError::OpponentInCheck { color });
         }

@@ -117,6 +117,12 @@ pub trait VariantRules: Copy + Default + Debug + Eq + Hash + Send + Sync + 'stat
         standard_check(&pos.board)
     }
 
+    /// What no game of the variant can reach in this placement, besides a check (by
+    /// default nothing), which makes a FEN invalid.
+    fn impossible_placement(_pos: &VariantPosition<Self>) -> Option<&'static str> {
+        None
+    }
+
     /// A side in a check no game can reach (by default: the side that just moved), which
     /// makes a FEN invalid.
     fn impossible_check(pos: &VariantPosition<Self>) -> Option<Color> {
@@ -456,6 +462,18 @@ impl<R: VariantRules> VariantPosition<R> {
             }
         }
         key
+    }
+}
+
+impl<R: VariantRules> VariantPosition<R> {
+    /// Same position for the repetition rule: the inner position's identity (placement,
+    /// side to move, castling rights, legal en passant square) and the variant's own
+    /// state (pockets, promoted pieces, checks given). Clocks are ignored.
+    pub fn same_repetition_identity(&self, other: &VariantPosition<R>) -> bool {
+        self.board.same_repetition_identity(&other.board)
+            && self.pockets == other.pockets
+            && self.promoted == other.promoted
+            && self.checks_given == other.checks_given
     }
 }
 

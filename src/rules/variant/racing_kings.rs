@@ -154,6 +154,33 @@ impl VariantRules for RacingKings {
         }
     }
 
+    fn impossible_placement(pos: &VariantPosition<Self>) -> Option<&'static str> {
+        // python-chess's rule: the race starts without pawns and with two rooks, bishops
+        // and knights and a queen a side, and no move adds any; and the race is over once
+        // both kings stand on the eighth rank with black to move.
+        let board = &pos.board;
+        if board.by_role(Role::Pawn).any() {
+            return Some("Racing Kings has no pawns");
+        }
+        for color in Color::ALL {
+            for (role, most) in [
+                (Role::Knight, 2),
+                (Role::Bishop, 2),
+                (Role::Rook, 2),
+                (Role::Queen, 1),
+            ] {
+                if board.pieces(color, role).count() > most {
+                    return Some("a side has at most two knights, bishops and rooks and one queen");
+                }
+            }
+        }
+        let on_eighth = |c| (board.pieces(c, Role::King) & Bitboard::rank(Rank::Eighth)).any();
+        if board.turn() == Color::Black && on_eighth(Color::White) && on_eighth(Color::Black) {
+            return Some("both kings have reached the eighth rank: the race is over");
+        }
+        None
+    }
+
     fn impossible_check(pos: &VariantPosition<Self>) -> Option<Color> {
         // No move may give check, so no position has a king in check.
         Color::ALL.into_iter().find(|&c| {
