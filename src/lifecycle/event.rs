@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::rules::{self, Color, Move, Position};
+use crate::rules::{self, Color, GamePosition, Move};
 
 use super::clock::ClockReading;
 
@@ -130,6 +130,14 @@ pub enum Status {
     FivefoldRepetition,
     /// 75 moves by each side without a capture or pawn move: a draw, automatic.
     SeventyFiveMoves,
+    /// A lichess variant's own win on the board: an exploded king, the hill, the third
+    /// check, the race, all pieces lost (antichess) or the horde captured.
+    VariantWin {
+        /// The side that won.
+        winner: Color,
+    },
+    /// Racing Kings' tie: both kings reached the eighth rank.
+    VariantDraw,
     // Decided by a player or the clock (events in the log).
     /// A side resigned.
     Resignation {
@@ -167,6 +175,8 @@ impl From<rules::Status> for Status {
             rules::Status::InsufficientMaterial => Status::InsufficientMaterial,
             rules::Status::FivefoldRepetition => Status::FivefoldRepetition,
             rules::Status::SeventyFiveMoves => Status::SeventyFiveMoves,
+            rules::Status::VariantWin { winner } => Status::VariantWin { winner },
+            rules::Status::VariantDraw => Status::VariantDraw,
         }
     }
 }
@@ -187,6 +197,8 @@ impl Status {
             Status::InsufficientMaterial => rules::Status::InsufficientMaterial,
             Status::FivefoldRepetition => rules::Status::FivefoldRepetition,
             Status::SeventyFiveMoves => rules::Status::SeventyFiveMoves,
+            Status::VariantWin { winner } => rules::Status::VariantWin { winner },
+            Status::VariantDraw => rules::Status::VariantDraw,
             _ => return None,
         })
     }
@@ -202,6 +214,7 @@ impl Status {
     pub fn winner(self) -> Option<Color> {
         match self {
             Status::Checkmate { winner }
+            | Status::VariantWin { winner }
             | Status::Resignation { winner }
             | Status::OutOfTime { winner } => Some(winner),
             _ => None,
@@ -273,9 +286,9 @@ pub struct EventRecord {
     /// side whose move was taken back, or the side that was given time.
     pub by: Option<Color>,
     /// For a move played or taken back: the position before the move, and the move.
-    pub moved: Option<(Position, Move)>,
+    pub moved: Option<(GamePosition, Move)>,
     /// The position after the event.
-    pub position: Position,
+    pub position: GamePosition,
     /// Moves on the board after the event.
     pub ply: usize,
     /// Where the game stands after the event.

@@ -27,7 +27,8 @@
 //! `Variant` on export, so those tags are not kept; every other tag is, in file order.
 
 use crate::rules::pgn_read::{PgnError, PgnGame, PgnResult, read_pgn};
-use crate::rules::{Color, Position, Variant, chess960};
+use crate::rules::variant::AnyPosition;
+use crate::rules::{Color, GamePosition, GameRules, Position, Variant, chess960};
 
 use super::event::{Event, LogEntry};
 use super::judge::flag_fall;
@@ -40,8 +41,8 @@ use super::tags::{TagError, Tags, is_server_tag};
 pub struct Imported {
     /// The game: the moves, then the recorded ending.
     pub game: Match,
-    /// Standard chess or Chess960.
-    pub variant: Variant,
+    /// The rules: standard chess, Chess960 or a lichess variant.
+    pub variant: GameRules,
     /// The start, as the store keeps it.
     pub start: Start,
     /// The file's tags, checked as NewGame's are (the server's own left out).
@@ -64,9 +65,19 @@ pub enum ImportError {
     Tag(#[from] TagError),
 }
 
-/// How the store names a start position: the standard start, a Chess960 start array by
-/// number, or FEN.
-pub fn start_of(pos: &Position) -> Start {
+/// How the store names a start position: its rules' own start (the standard start, or a
+/// lichess variant's), a Chess960 start array by number, or FEN.
+pub fn start_of(pos: &GamePosition) -> Start {
+    let pos = match pos {
+        GamePosition::Chess(p) => p,
+        GamePosition::Lichess(p) => {
+            return if *p == AnyPosition::start(p.kind()) {
+                Start::Standard
+            } else {
+                Start::Fen(p.to_fen())
+            };
+        }
+    };
     if pos.variant() == Variant::Standard && *pos == Position::new() {
         return Start::Standard;
     }
@@ -274,7 +285,7 @@ mod tests {
         );
         assert_eq!(
             (g.variant, g.start.clone()),
-            (Variant::Chess960, Start::Chess960(0))
+            (Variant::Chess960.into(), Start::Chess960(0))
         );
         assert_eq!(
             g.tags.iter().collect::<Vec<_>>(),

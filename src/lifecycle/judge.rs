@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::rules::winnability::{Deadness, Solver, Verdict, could_be_dead};
-use crate::rules::{Color, Position};
+use crate::rules::{Color, GamePosition, Position};
 
 use super::event::Event;
 
@@ -68,8 +68,12 @@ thread_local! {
 }
 
 /// Whether a game in progress at `pos` (not ended by the board: the material rule,
-/// stalemate and mate come first) is proven dead within the per-change budget.
-pub fn is_dead(pos: &Position) -> bool {
+/// stalemate and mate come first) is proven dead within the per-change budget. The solver
+/// is for standard chess and Chess960; a lichess variant's games end by its own rules.
+pub fn is_dead(pos: &GamePosition) -> bool {
+    let Some(pos) = pos.as_chess() else {
+        return false;
+    };
     let budget = CHANGE_BUDGET.load(Ordering::Relaxed);
     if budget == 0 || !could_be_dead(pos) {
         return false;
@@ -84,12 +88,16 @@ pub fn is_dead(pos: &Position) -> bool {
 /// The event for the flag fall of the side to move at `pos`: a draw by the material rule
 /// is [`Event::FlagFell`] (the replay sees the material), a proof that the other side
 /// cannot mate is [`Event::FlagFellUnwinnable`], and anything else (the other side can
-/// mate, or the budget ran out) is a loss on time, [`Event::FlagFell`].
-pub fn flag_fall(pos: &Position) -> Event {
+/// mate, or the budget ran out) is a loss on time, [`Event::FlagFell`]. In a lichess
+/// variant only the variant's material rule draws a flag fall.
+pub fn flag_fall(pos: &GamePosition) -> Event {
     let winner = !pos.turn();
     if pos.has_insufficient_material(winner) {
         return Event::FlagFell;
     }
+    let Some(pos) = pos.as_chess() else {
+        return Event::FlagFell;
+    };
     if unwinnable(pos, winner, FLAG_BUDGET.load(Ordering::Relaxed)) {
         Event::FlagFellUnwinnable
     } else {

@@ -4,12 +4,12 @@
 //! it lives here, below every layer that uses it.
 
 use super::Tags;
-use crate::rules::Variant;
+use crate::rules::GameRules;
 
 /// How a game started: what is needed to rebuild its start position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Start {
-    /// The standard initial position.
+    /// The rules' own initial position (standard chess's, or a lichess variant's).
     Standard,
     /// A Chess960 start position by Scharnagl number (0..=959).
     Chess960(u32),
@@ -22,8 +22,8 @@ pub enum Start {
 pub struct GameMeta {
     /// The game's id (the caller's, or 22 random URL-safe characters).
     pub id: String,
-    /// Standard chess or Chess960.
-    pub variant: Variant,
+    /// The rules: standard chess, Chess960 or a lichess variant.
+    pub variant: GameRules,
     /// The start position.
     pub start: Start,
     /// When the game was created, milliseconds since the Unix epoch.

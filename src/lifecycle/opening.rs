@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
-use crate::rules::{Game, Position, Variant};
+use crate::rules::{Game, GamePosition, Position, Variant};
 
 /// The dataset's files, compiled in as they are (one `eco<TAB>name<TAB>pgn` line each,
 /// after a header line).
@@ -179,8 +179,10 @@ pub fn book() -> &'static Book {
 }
 
 /// Whether a game is one the dataset can name: standard chess from the standard start.
-fn classifiable(start: &Position) -> bool {
-    start.variant() == Variant::Standard && *start == Position::new()
+fn classifiable(start: &GamePosition) -> bool {
+    start
+        .as_chess()
+        .is_some_and(|p| p.variant() == Variant::Standard && *p == Position::new())
 }
 
 /// Classifies `game` by walking back from its current position (the reference the
@@ -192,7 +194,7 @@ pub fn classify(game: &Game) -> Option<Opening> {
     let book = book();
     (0..=game.ply()).rev().find_map(|ply| {
         let pos = game.position_at(ply)?;
-        book.named(pos.zobrist()).map(|line| Opening {
+        book.named(pos.board().zobrist()).map(|line| Opening {
             eco: line.eco,
             name: line.name,
             ply,
@@ -228,12 +230,12 @@ impl OpeningTrack {
     }
 
     /// Notes the position a move has just reached.
-    pub fn push(&mut self, pos: &Position) {
+    pub fn push(&mut self, pos: &GamePosition) {
         if !self.on {
             return;
         }
         let ply = self.last.len() as u32;
-        let here = book().index_of(pos.zobrist()).map(|i| (i, ply));
+        let here = book().index_of(pos.board().zobrist()).map(|i| (i, ply));
         let latest = here.or_else(|| self.last.last().copied().flatten());
         self.last.push(latest);
     }

@@ -10,14 +10,14 @@ use tokio::sync::broadcast;
 use super::flag_timer::FlagTimer;
 use super::spectators::Published;
 use crate::lifecycle::{GameMeta, Match, Refusal};
-use crate::rules::{Color, Game, Move, Position};
+use crate::rules::{Color, Game, GamePosition, Move};
 use crate::store::Stamp;
 
 /// A move played or taken back, with what describing it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlayedMove {
     /// The position the move was played in.
-    pub before: Position,
+    pub before: GamePosition,
     /// The move.
     pub mv: Move,
     /// Its SAN in `before` (with `+` or `#` when it checks or mates).
@@ -132,7 +132,7 @@ impl GameEntry {
 
     /// The move just played (the game's last), with the SAN already worked out by
     /// [`GameEntry::sync_san`].
-    fn last_move(&self, before: Position, mv: Move) -> PlayedMove {
+    fn last_move(&self, before: GamePosition, mv: Move) -> PlayedMove {
         let san = self.san.last().cloned().unwrap_or_else(|| before.san(mv));
         PlayedMove { before, mv, san }
     }

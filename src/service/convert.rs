@@ -13,7 +13,7 @@ use crate::pb;
 use crate::registry::PlayedMove;
 use crate::rules;
 use crate::rules::variant::{AnyPosition, VariantEnd, VariantKind, VariantOutcome};
-use crate::rules::{Color, Game, Move, Position, Variant};
+use crate::rules::{Color, Game, GamePosition, GameRules, Move, Variant};
 use crate::service::game_key::GameKey;
 use crate::service::views::View;
 
@@ -22,6 +22,15 @@ impl From<Variant> for pb::Variant {
         match variant {
             Variant::Standard => pb::Variant::Standard,
             Variant::Chess960 => pb::Variant::Chess960,
+        }
+    }
+}
+
+impl From<GameRules> for pb::Variant {
+    fn from(rules: GameRules) -> pb::Variant {
+        match rules {
+            GameRules::Chess(variant) => variant.into(),
+            GameRules::Lichess(kind) => kind.into(),
         }
     }
 }
@@ -58,6 +67,8 @@ impl From<Status> for pb::GameStatus {
             Status::InsufficientMaterial => pb::GameStatus::DrawInsufficientMaterial,
             Status::FivefoldRepetition => pb::GameStatus::DrawFivefoldRepetition,
             Status::SeventyFiveMoves => pb::GameStatus::DrawSeventyFiveMoves,
+            Status::VariantWin { .. } => pb::GameStatus::VariantWin,
+            Status::VariantDraw => pb::GameStatus::VariantDraw,
             Status::Resignation { .. } => pb::GameStatus::Resignation,
             Status::DrawAgreement => pb::GameStatus::DrawAgreement,
             Status::DrawClaimedThreefold => pb::GameStatus::DrawClaimedThreefold,
@@ -145,38 +156,14 @@ pub fn advance_clock(clock: &mut pb::Clock, now_ms: u64) {
 }
 
 /// Describes a legal move of `pos`.
-pub fn move_to_pb(pos: &Position, m: Move) -> pb::Move {
+pub fn move_to_pb(pos: &GamePosition, m: Move) -> pb::Move {
     move_with_san(pos, m, pos.san(m))
 }
 
 /// Describes a legal move of `pos` whose SAN is known. Check and mate come from the SAN
 /// suffix the rules engine writes (`+`, `#`), so the position after the move is not
-/// searched again.
-pub fn move_with_san(pos: &Position, m: Move, san: String) -> pb::Move {
-    let checkmate = san.ends_with('#');
-    let check = checkmate || san.ends_with('+');
-    pb::Move {
-        uci: pos.uci(m),
-        san,
-        from_square: m.from.to_string(),
-        to_square: m.king_to().to_string(),
-        promotion: m
-            .promotion()
-            .map(|r| r.char().to_string())
-            .unwrap_or_default(),
-        capture: pos.is_capture(m),
-        check,
-        checkmate,
-        castle: m.is_castle(),
-        en_passant: m.is_en_passant(),
-        drop: String::new(),
-    }
-}
-
-/// Describes a legal move of a lichess variant position: drops have a `drop` piece and
-/// no `from_square`; check and mate come from the SAN suffix, as in standard chess.
-pub fn variant_move_to_pb(pos: &AnyPosition, m: Move) -> pb::Move {
-    let san = pos.san(m);
+/// searched again. Drops (crazyhouse) have a `drop` piece and no `from_square`.
+pub fn move_with_san(pos: &GamePosition, m: Move, san: String) -> pb::Move {
     let checkmate = san.ends_with('#');
     let check = checkmate || san.ends_with('+');
     let role_text = |role: rules::Role| role.char().to_string();
@@ -201,6 +188,11 @@ pub fn variant_move_to_pb(pos: &AnyPosition, m: Move) -> pb::Move {
             String::new()
         },
     }
+}
+
+/// Describes a legal move of a lichess variant position (a position given as FEN).
+pub fn variant_move_to_pb(pos: &AnyPosition, m: Move) -> pb::Move {
+    move_to_pb(&GamePosition::Lichess(*pos), m)
 }
 
 /// Where a lichess variant position taken alone stands (no history), in python-chess's
@@ -255,10 +247,13 @@ pub fn variant_legal_moves(pos: &AnyPosition) -> pb::LegalMovesResponse {
 
 /// Describes all legal moves of `pos` (`legal` must be the complete list), sorted by UCI
 /// text for stable output. The reference the fast encoder ([`super::wire`]) is tested
-/// against.
-#[cfg(test)]
-pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
-    let sans = pos.san_all(legal);
+/// against, and the answer for a variant game's moves (drops, which that encoder does
+/// not write).
+pub fn moves_to_pb(pos: &GamePosition, legal: &[Move]) -> Vec<pb::Move> {
+    let sans = match pos {
+        GamePosition::Chess(p) => p.san_all(legal),
+        GamePosition::Lichess(p) => legal.iter().map(|&m| p.san(m)).collect(),
+    };
     let mut out: Vec<pb::Move> = legal
         .iter()
         .zip(sans)
@@ -272,11 +267,11 @@ pub fn moves_to_pb(pos: &Position, legal: &[Move]) -> Vec<pb::Move> {
 /// moves whatever its status, and the status of the position itself. The reference the
 /// fast encoder ([`super::wire`]) is tested against.
 #[cfg(test)]
-pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
+pub fn position_legal_moves(pos: &rules::Position) -> pb::LegalMovesResponse {
     let moves = pos.legal_moves();
     let status = Status::from(rules::Status::of_position(pos));
     pb::LegalMovesResponse {
-        moves: moves_to_pb(pos, &moves),
+        moves: moves_to_pb(&GamePosition::Chess(*pos), &moves),
         status: pb::GameStatus::from(status) as i32,
         in_check: pos.is_check(),
         fen: pos.to_fen(),
@@ -289,8 +284,8 @@ pub fn position_legal_moves(pos: &Position) -> pb::LegalMovesResponse {
 }
 
 /// The legal moves playable in a game now (none once it has ended, on the board or off).
-/// The reference the fast encoder ([`super::wire`]) is tested against.
-#[cfg(test)]
+/// The reference the fast encoder ([`super::wire`]) is tested against, and a variant
+/// game's answer.
 pub fn game_legal_moves(m: &Match) -> pb::LegalMovesResponse {
     let game = m.game();
     let pos = game.position();
@@ -333,7 +328,7 @@ pub fn game_to_pb(meta: &GameMeta, m: &Match, san: &[String], view: View) -> pb:
         // The key holds the tenant: answers show the plain id and the tenant apart.
         game_id: GameKey::plain_id(&meta.id).to_string(),
         tenant: GameKey::tenant_of(&meta.id).to_string(),
-        variant: pb::Variant::from(game.variant()) as i32,
+        variant: pb::Variant::from(game.rules()) as i32,
         initial_fen: game.start().to_fen(),
         fen: pos.to_fen(),
         moves: if full { game.uci_moves() } else { Vec::new() },
@@ -384,7 +379,7 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
     };
     let kind = match r.event {
         None => Kind::Started(pb::GameStarted {
-            variant: pb::Variant::from(r.position.variant()) as i32,
+            variant: pb::Variant::from(r.position.rules()) as i32,
             initial_fen: r.position.to_fen(),
             chess960_position: chess960_number(meta),
             time_control: r.clock.as_ref().map(|c| pb::TimeControl::from(c.control)),
@@ -439,10 +434,18 @@ pub fn event_to_pb(meta: &GameMeta, r: &EventRecord) -> pb::GameEvent {
 pub fn describe_start(meta: &GameMeta, m: &Match) -> String {
     let game: &Game = m.game();
     let start = match (&meta.start, meta.variant) {
-        (Start::Standard, _) => "the standard start".to_string(),
+        (Start::Standard, GameRules::Chess(_)) => "the standard start".to_string(),
+        (Start::Standard, GameRules::Lichess(kind)) => format!("the {kind} start"),
         (Start::Chess960(n), _) => format!("Chess960 position {n}"),
-        (Start::Fen(_), Variant::Chess960) => format!("Chess960 FEN {}", game.start().to_fen()),
-        (Start::Fen(_), Variant::Standard) => format!("FEN {}", game.start().to_fen()),
+        (Start::Fen(_), GameRules::Chess(Variant::Chess960)) => {
+            format!("Chess960 FEN {}", game.start().to_fen())
+        }
+        (Start::Fen(_), GameRules::Chess(Variant::Standard)) => {
+            format!("FEN {}", game.start().to_fen())
+        }
+        (Start::Fen(_), GameRules::Lichess(kind)) => {
+            format!("{kind} FEN {}", game.start().to_fen())
+        }
     };
     match m.time_control() {
         Some(tc) => format!(
@@ -482,13 +485,13 @@ mod tests {
     #[test]
     fn castling_move_shows_the_king_destination_in_chess960_too() {
         // Chess960 position with king on b1 and rooks on a1 and h1 (castling both ways).
-        let pos = Position::from_fen(
+        let pos = rules::Position::from_fen(
             "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w KQkq - 0 1",
             Variant::Chess960,
         )
         .expect("legal Chess960 FEN");
         let castle = pos.parse_move("O-O").expect("king side castling is legal");
-        let m = move_to_pb(&pos, castle);
+        let m = move_to_pb(&pos.into(), castle);
         assert_eq!(
             (m.uci.as_str(), m.from_square.as_str(), m.to_square.as_str()),
             ("b1h1", "b1", "g1")
@@ -498,15 +501,15 @@ mod tests {
 
     #[test]
     fn mate_flags_come_from_the_position() {
-        let pos = Position::from_fen(
+        let pos = rules::Position::from_fen(
             "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
             Variant::Standard,
         )
         .expect("legal FEN");
-        let m = move_to_pb(&pos, pos.parse_move("Qh4").expect("legal"));
+        let m = move_to_pb(&pos.into(), pos.parse_move("Qh4").expect("legal"));
         assert_eq!(m.san, "Qh4#");
         assert!(m.check && m.checkmate && !m.capture);
-        let list = position_legal_moves(&Position::new());
+        let list = position_legal_moves(&rules::Position::new());
         assert_eq!(list.moves.len(), 20);
         assert!(
             list.moves.windows(2).all(|w| w[0].uci < w[1].uci),

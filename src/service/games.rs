@@ -6,14 +6,15 @@ use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::registry::GameEntry;
 use crate::rules::Color;
+use crate::rules::GameRules;
 use crate::service::auth::{Caller, Role, Tenant};
 
 use super::convert::{self, ply_u32};
 use super::game_key::GameKey;
 use super::start::RequestedStart;
 use super::validate::{
-    RequestedRules, color_from_pb, parse_fen, parse_variant_fen, required_color, rules_from_pb,
-    time_to_add, validate_game_id, validate_move_text, view_from_pb,
+    color_from_pb, parse_fen, parse_variant_fen, required_color, rules_from_pb, time_to_add,
+    validate_game_id, validate_move_text, view_from_pb,
 };
 use super::views;
 use super::wire::{self, EncodedLegalMoves};
@@ -481,8 +482,8 @@ impl ChessService {
             }
             Some(RequestedPosition::Fen(fen)) => {
                 let variant = match rules_from_pb(req.variant, "variant")? {
-                    RequestedRules::Chess(variant) => variant,
-                    RequestedRules::Lichess(kind) => {
+                    GameRules::Chess(variant) => variant,
+                    GameRules::Lichess(kind) => {
                         return self
                             .cpu
                             .run(move || {

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::validate::{RequestedRules, parse_fen, parse_variant_fen, rules_from_pb};
+use super::validate::{parse_fen, parse_variant_fen, rules_from_pb};
 use super::{ChessService, ServiceError};
 use crate::pb;
+use crate::rules::GameRules;
 use crate::rules::variant::AnyPosition;
 use crate::rules::{self, Position, Variant};
 
@@ -53,19 +54,17 @@ impl ChessService {
             });
         }
         let pos = match (rules, req.fen.is_empty()) {
-            (RequestedRules::Chess(Variant::Chess960), true) => {
+            (GameRules::Chess(Variant::Chess960), true) => {
                 return Err(ServiceError::FenRequired {
                     why: "a Chess960 perft needs the start position as a FEN",
                 });
             }
-            (RequestedRules::Chess(_), true) => PerftPosition::Chess(Position::new()),
-            (RequestedRules::Chess(variant), false) => {
+            (GameRules::Chess(_), true) => PerftPosition::Chess(Position::new()),
+            (GameRules::Chess(variant), false) => {
                 PerftPosition::Chess(parse_fen("fen", &req.fen, variant)?)
             }
-            (RequestedRules::Lichess(kind), true) => {
-                PerftPosition::Lichess(AnyPosition::start(kind))
-            }
-            (RequestedRules::Lichess(kind), false) => {
+            (GameRules::Lichess(kind), true) => PerftPosition::Lichess(AnyPosition::start(kind)),
+            (GameRules::Lichess(kind), false) => {
                 PerftPosition::Lichess(parse_variant_fen("fen", &req.fen, kind)?)
             }
         };

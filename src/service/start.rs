@@ -5,19 +5,22 @@
 use crate::lifecycle::{Match, Start, TimeControl};
 use crate::pb;
 use crate::registry::GameEntry;
-use crate::rules::{Position, Variant, chess960};
+use crate::rules::variant::AnyPosition;
+use crate::rules::{GamePosition, GameRules, Position, Variant, chess960};
 
 use super::ServiceError;
-use super::validate::{parse_fen, time_control_from_pb, validate_game_id, variant_from_pb};
+use super::validate::{
+    parse_fen, parse_variant_fen, rules_from_pb, time_control_from_pb, validate_game_id,
+};
 
 /// The start a NewGame request asks for, resolved.
 pub struct RequestedStart {
-    /// The variant.
-    pub variant: Variant,
+    /// The rules: standard chess, Chess960 or a lichess variant.
+    pub variant: GameRules,
     /// How the game starts, as stored.
     pub start: Start,
     /// The start position.
-    pub position: Position,
+    pub position: GamePosition,
     /// The time control, if the game is timed.
     pub time_control: Option<TimeControl>,
     /// Whether the request named a start (a FEN, a Chess960 number, a variant or a time
@@ -33,14 +36,14 @@ impl RequestedStart {
     /// Reads the start fields of `req` and checks its game id, if it names one (a random
     /// Chess960 start is drawn here).
     pub fn of(req: &pb::NewGameRequest) -> Result<RequestedStart, ServiceError> {
-        let variant = variant_from_pb(req.variant, "variant")?;
+        let variant = rules_from_pb(req.variant, "variant")?;
         if !req.fen.is_empty() && req.chess960_position.is_some() {
             return Err(ServiceError::ConflictingFields {
                 fields: &["fen", "chess960_position"],
                 why: "give the start either as a FEN or as a Chess960 position number, not both",
             });
         }
-        if req.chess960_position.is_some() && variant != Variant::Chess960 {
+        if req.chess960_position.is_some() && variant != GameRules::Chess(Variant::Chess960) {
             return Err(ServiceError::ConflictingFields {
                 fields: &["chess960_position", "variant"],
                 why: "chess960_position needs variant VARIANT_CHESS960",
@@ -53,9 +56,19 @@ impl RequestedStart {
         }
         let time_control = time_control_from_pb(req.time_control.as_ref())?;
         let explicit_start = !req.fen.is_empty() || req.chess960_position.is_some();
-        let (start, position) = if !req.fen.is_empty() {
-            let pos = parse_fen("fen", &req.fen, variant)?;
-            let start = if variant == Variant::Standard && pos == Position::new() {
+        let (start, position): (Start, GamePosition) = if !req.fen.is_empty() {
+            // A FEN start is stored as a FEN unless it is the rules' own start.
+            let (pos, own_start): (GamePosition, bool) = match variant {
+                GameRules::Chess(v) => {
+                    let pos = parse_fen("fen", &req.fen, v)?;
+                    (pos.into(), v == Variant::Standard && pos == Position::new())
+                }
+                GameRules::Lichess(kind) => {
+                    let pos = parse_variant_fen("fen", &req.fen, kind)?;
+                    (pos.into(), pos == AnyPosition::start(kind))
+                }
+            };
+            let start = if own_start {
                 Start::Standard
             } else {
                 Start::Fen(pos.to_fen())
@@ -64,22 +77,27 @@ impl RequestedStart {
         } else if let Some(n) = req.chess960_position {
             let pos = chess960::start_position(n, Variant::Chess960)
                 .map_err(|_| ServiceError::InvalidChess960Position { n })?;
-            (Start::Chess960(n), pos)
-        } else if variant == Variant::Chess960 {
-            let n = random_u32()? % chess960::CHESS960_POSITIONS;
-            let pos = chess960::start_position(n, Variant::Chess960)
-                .map_err(|e| ServiceError::Internal(format!("random Chess960 start: {e}")))?;
-            (Start::Chess960(n), pos)
+            (Start::Chess960(n), pos.into())
         } else {
-            (Start::Standard, Position::new())
+            match variant {
+                GameRules::Chess(Variant::Chess960) => {
+                    let n = random_u32()? % chess960::CHESS960_POSITIONS;
+                    let pos = chess960::start_position(n, Variant::Chess960).map_err(|e| {
+                        ServiceError::Internal(format!("random Chess960 start: {e}"))
+                    })?;
+                    (Start::Chess960(n), pos.into())
+                }
+                GameRules::Chess(Variant::Standard) => (Start::Standard, Position::new().into()),
+                GameRules::Lichess(kind) => (Start::Standard, AnyPosition::start(kind).into()),
+            }
         };
         // For a repeated game_id: a request with no start and no variant takes any
         // existing game; a named start must be the existing game's; a random Chess960
         // start matches any Chess960 game. A named time control is part of the start: it
         // must be the existing game's.
         let named = explicit_start || req.variant != 0 || time_control.is_some();
-        let wanted_fen =
-            (explicit_start || variant == Variant::Standard).then(|| position.to_fen());
+        let wanted_fen = (explicit_start || variant != GameRules::Chess(Variant::Chess960))
+            .then(|| position.to_fen());
         Ok(RequestedStart {
             variant,
             start,
@@ -105,7 +123,7 @@ impl RequestedStart {
     /// Whether `existing` (a game of the requested id) is the answer to this request.
     pub fn accepts(&self, existing: &GameEntry) -> bool {
         !self.named
-            || (existing.game().variant() == self.variant
+            || (existing.game().rules() == self.variant
                 && self
                     .wanted_fen
                     .as_ref()

@@ -4,7 +4,7 @@
 use crate::lifecycle::{ClockStart, MAX_ADD_TIME_MS, TimeControl};
 use crate::pb;
 use crate::rules::variant::{AnyPosition, VariantKind};
-use crate::rules::{Color, MoveTextError, Position, Variant};
+use crate::rules::{Color, GameRules, MoveTextError, Position, Variant};
 
 use super::error::ServiceError;
 use super::views::View;
@@ -17,20 +17,9 @@ pub const MAX_MOVE_TEXT_LEN: usize = crate::rules::san::MAX_SAN_LEN;
 /// The longest FEN accepted (the rules engine's limit; a real FEN is under 100 bytes).
 pub const MAX_FEN_LEN: usize = crate::rules::fen::MAX_FEN_LEN;
 
-/// The rules a request names: standard chess or Chess960 (a castling mode of standard
-/// chess), or one of lichess's variants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RequestedRules {
-    /// Standard chess or Chess960.
-    Chess(Variant),
-    /// A lichess variant (its castling mode comes from its FEN).
-    Lichess(VariantKind),
-}
-
-/// Reads a `Variant` field for a call that serves every variant (positions by FEN):
-/// unspecified means standard; unknown numbers are refused.
-pub fn rules_from_pb(value: i32, field: &'static str) -> Result<RequestedRules, ServiceError> {
-    use RequestedRules::{Chess, Lichess};
+/// Reads a `Variant` field: unspecified means standard; unknown numbers are refused.
+pub fn rules_from_pb(value: i32, field: &'static str) -> Result<GameRules, ServiceError> {
+    use GameRules::{Chess, Lichess};
     Ok(match pb::Variant::try_from(value) {
         Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Chess(Variant::Standard),
         Ok(pb::Variant::Chess960) => Chess(Variant::Chess960),
@@ -43,15 +32,6 @@ pub fn rules_from_pb(value: i32, field: &'static str) -> Result<RequestedRules, 
         Ok(pb::Variant::ThreeCheck) => Lichess(VariantKind::ThreeCheck),
         Err(_) => return Err(ServiceError::InvalidVariant { field, value }),
     })
-}
-
-/// Reads a `Variant` field for a game: standard chess or Chess960 (games in the lichess
-/// variants are not served yet, and are refused with a message that says so).
-pub fn variant_from_pb(value: i32, field: &'static str) -> Result<Variant, ServiceError> {
-    match rules_from_pb(value, field)? {
-        RequestedRules::Chess(variant) => Ok(variant),
-        RequestedRules::Lichess(variant) => Err(ServiceError::VariantGameNotServed { variant }),
-    }
 }
 
 /// Parses a FEN request field in a lichess variant.

@@ -9,15 +9,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::time::Instant;
 
 use super::perft::RaiseOnDrop;
-use super::validate::{
-    RequestedRules, parse_fen, parse_variant_fen, rules_from_pb, validate_game_id,
-};
+use super::validate::{parse_fen, parse_variant_fen, rules_from_pb, validate_game_id};
 use super::{ChessService, ServiceError};
 use crate::pb;
 use crate::pb::winnability_request::Position as RequestedPosition;
+use crate::rules::GameRules;
 use crate::rules::variant::AnyPosition;
 use crate::rules::winnability::{Solver, Verdict};
-use crate::rules::{Color, Game, Position};
+use crate::rules::{Color, Game, GamePosition, Position};
 use crate::service::auth::Tenant;
 use crate::service::game_key::GameKey;
 
@@ -35,13 +34,18 @@ impl ChessService {
             Some(RequestedPosition::GameId(id)) => {
                 validate_game_id(&id)?;
                 let key = GameKey::key_of(tenant.as_ref(), &id);
-                self.registry
+                match self
+                    .registry
                     .read(&key, |e, _| *e.game().position())
                     .await?
+                {
+                    GamePosition::Chess(pos) => pos,
+                    GamePosition::Lichess(pos) => return Ok(by_material(&pos)),
+                }
             }
             Some(RequestedPosition::Fen(fen)) => match rules_from_pb(req.variant, "variant")? {
-                RequestedRules::Chess(variant) => parse_fen("fen", &fen, variant)?,
-                RequestedRules::Lichess(kind) => {
+                GameRules::Chess(variant) => parse_fen("fen", &fen, variant)?,
+                GameRules::Lichess(kind) => {
                     return Ok(by_material(&parse_variant_fen("fen", &fen, kind)?));
                 }
             },

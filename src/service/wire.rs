@@ -264,13 +264,23 @@ pub fn position_legal_moves(pos: &Position) -> EncodedLegalMoves {
 pub fn game_legal_moves(m: &crate::lifecycle::Match) -> EncodedLegalMoves {
     let game = m.game();
     let status = m.status();
+    let pos = match game.position() {
+        crate::rules::GamePosition::Chess(pos) => pos,
+        // A variant game's answer is built as messages: its moves may be drops, which
+        // the fast encoder does not write.
+        crate::rules::GamePosition::Lichess(_) => {
+            return EncodedLegalMoves(Bytes::from(prost::Message::encode_to_vec(
+                &super::convert::game_legal_moves(m),
+            )));
+        }
+    };
     let legal = if status.is_over() {
         crate::rules::MoveList::new()
     } else {
-        game.position().legal_moves()
+        pos.legal_moves()
     };
     encode_legal_moves(
-        game.position(),
+        pos,
         &legal,
         status,
         super::convert::ply_u32(game.ply()),

@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::lifecycle::Match;
-use crate::rules::Variant;
+use crate::rules::GameRules;
 
 use super::codec::{self, RecordEncoder};
 use super::{GameMeta, LoadedGame, Start, StoreError};
@@ -53,7 +53,7 @@ pub(super) fn encode(
 }
 
 pub(super) struct CachedEncoder {
-    variant: Variant,
+    variant: GameRules,
     start: Start,
     /// The version of the stored record this is the encoding of.
     pub(super) version: u64,

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use crate::rules::{Color, Move, MoveList, Position};
+use crate::rules::{Color, GamePosition, Move, MoveList};
 
 use super::super::clock::MAX_ADD_TIME_MS;
 use super::super::event::{ClaimRule, Event, LogEntry, Status};
@@ -53,7 +53,7 @@ struct Effect {
     /// The side the event is attributed to.
     by: Option<Color>,
     /// For a move or an undo, the position before the move and the move.
-    moved: Option<(Position, Move)>,
+    moved: Option<(GamePosition, Move)>,
 }
 
 impl Effect {

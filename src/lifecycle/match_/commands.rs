@@ -4,7 +4,7 @@
 //! appends the events it amounts to through [`Match::apply`], so that a live game and a
 //! replayed one cannot differ.
 
-use crate::rules::{Color, Game, Move, Position};
+use crate::rules::{Color, Game, GamePosition, Move};
 
 use super::super::clock::MAX_ADD_TIME_MS;
 use super::super::event::{ClaimRule, Event, LogEntry};
@@ -94,7 +94,11 @@ impl Match {
 
     /// Takes back the last move, with any decided ending after it. `color`, when given,
     /// must be the side that made that move. Returns the move and the position before it.
-    pub fn undo(&mut self, now: u64, color: Option<Color>) -> Result<(Position, Move), Refusal> {
+    pub fn undo(
+        &mut self,
+        now: u64,
+        color: Option<Color>,
+    ) -> Result<(GamePosition, Move), Refusal> {
         self.settle(now)?;
         let ply = self.game.ply();
         let (Some(&before), Some(&m)) = (
@@ -182,7 +186,7 @@ impl Match {
         now: u64,
         color: Color,
         text: Option<&str>,
-    ) -> Result<Option<(Position, Move)>, Refusal> {
+    ) -> Result<Option<(GamePosition, Move)>, Refusal> {
         self.settle(now)?;
         self.check_going()?;
         self.check_turn(Some(color))?;

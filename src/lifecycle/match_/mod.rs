@@ -11,7 +11,7 @@ mod commands;
 
 use std::sync::OnceLock;
 
-use crate::rules::{ByColor, Color, Game, Move, MoveTextError, Position};
+use crate::rules::{ByColor, Color, Game, GamePosition, Move, MoveTextError};
 
 use super::clock::{MAX_ADD_TIME_MS, TimeControl};
 use super::event::{Event, EventRecord, LogEntry, Status};
@@ -151,13 +151,13 @@ fn pending_offer_message(by: Color, color: Color) -> String {
 
 impl Match {
     /// A new untimed game from `start`.
-    pub fn untimed(start: Position) -> Match {
+    pub fn untimed(start: impl Into<GamePosition>) -> Match {
         Match::with_clocks(Game::new(start), None)
     }
 
     /// A new timed game from `start`, created at `created_ms`: the side to move's clock
     /// runs from then.
-    pub fn timed(start: Position, control: TimeControl, created_ms: u64) -> Match {
+    pub fn timed(start: impl Into<GamePosition>, control: TimeControl, created_ms: u64) -> Match {
         let initial = control.initial_ms();
         Match::with_clocks(
             Game::new(start),
@@ -225,10 +225,11 @@ impl Match {
 
     /// Replays a whole log onto a new game, checking every event.
     pub fn replay(
-        start: Position,
+        start: impl Into<GamePosition>,
         clock: Option<(TimeControl, u64)>,
         log: &[LogEntry],
     ) -> Result<Match, ReplayError> {
+        let start = start.into();
         let mut m = match clock {
             Some((control, created_ms)) => Match::timed(start, control, created_ms),
             None => Match::untimed(start),
@@ -341,7 +342,7 @@ impl Match {
         event: Option<Event>,
         at_ms: Option<u64>,
         by: Option<Color>,
-        moved: Option<(Position, Move)>,
+        moved: Option<(GamePosition, Move)>,
     ) -> EventRecord {
         EventRecord {
             version,

@@ -46,7 +46,6 @@ impl ServiceError {
             | MissingField { .. }
             | ConflictingFields { .. }
             | InvalidVariant { .. }
-            | VariantGameNotServed { .. }
             | InvalidChess960Position { .. }
             | DepthTooLarge { .. }
             | FenRequired { .. }
@@ -263,10 +262,6 @@ impl ServiceError {
             InvalidVariant { field, value } => {
                 vec![(field, format!("{value} is not a known Variant"))]
             }
-            VariantGameNotServed { variant } => vec![(
-                "variant",
-                format!("games in {variant} are not served yet, only its positions by FEN"),
-            )],
             InvalidChess960Position { n } => {
                 vec![("chess960_position", format!("{n} is not in 0..=959"))]
             }

@@ -8,7 +8,7 @@
 //! `grpc_status.rs`; the unit tests of both are in `tests.rs`.
 
 use crate::lifecycle::{Refusal, Status, TimeControlError};
-use crate::rules::{Color, FenError, MoveTextError, PgnError, SanError};
+use crate::rules::{Color, FenError, MoveTextError, PgnError};
 use crate::service::auth::{RateLimited, Role, TenantError};
 use crate::store::StoreError;
 
@@ -331,14 +331,6 @@ pub enum ServiceError {
         /// The value sent.
         value: i32,
     },
-    /// A game asked for in a lichess variant, which this build serves only by FEN.
-    #[error(
-        "invalid variant: games in {variant} are not served yet; LegalMoves, Perft and Winnability answer {variant} positions given as a FEN. Use VARIANT_STANDARD or VARIANT_CHESS960 for a game"
-    )]
-    VariantGameNotServed {
-        /// The variant asked for.
-        variant: crate::rules::variant::VariantKind,
-    },
     /// A Chess960 position number outside 0 to 959.
     #[error(
         "invalid chess960_position: {n} does not exist; Chess960 positions are numbered 0 to 959"
@@ -555,7 +547,7 @@ impl ServiceError {
         let id = id.to_string();
         if error.is_syntax() {
             ServiceError::InvalidMoveText { id, error }
-        } else if matches!(error, MoveTextError::San(SanError::Ambiguous { .. })) {
+        } else if error.is_ambiguous() {
             ServiceError::AmbiguousMove { id, error }
         } else {
             ServiceError::IllegalMove { id, error }
@@ -663,7 +655,7 @@ impl ServiceError {
             Pgn(PgnError::AmbiguousMove { .. }) => R::PgnAmbiguousMove,
             Pgn(PgnError::MultipleGames { .. }) => R::PgnMultipleGames,
             ConflictingFields { .. } => R::ConflictingFields,
-            InvalidVariant { .. } | VariantGameNotServed { .. } => R::InvalidVariant,
+            InvalidVariant { .. } => R::InvalidVariant,
             InvalidChess960Position { .. } => R::InvalidChess960Position,
             DepthTooLarge { .. } => R::DepthTooLarge,
             FenRequired { .. } => R::FenRequired,

@@ -4,7 +4,7 @@
 //! and replayed through the lifecycle on reading.
 
 use crate::lifecycle::{ClaimRule, ClockStart, Event, LogEntry, Match, ReplayError, TimeControl};
-use crate::rules::{Color, Move, Position};
+use crate::rules::{Color, GamePosition, Move};
 
 use super::CodecError;
 use super::bits::{BitReader, BitWriter, check_padding, get_varint, put_index, put_varint};
@@ -43,7 +43,11 @@ const CLOCK_FISCHER_AFTER_FIRST_MOVES: u8 = 1;
 
 /// Writes one event: tag bit 0 and the move's index among the legal moves of `before`
 /// (as in MOVES), or tag bit 1, the 4-bit kind and its payload bits.
-fn put_event(bits: &mut BitWriter, event: Event, before: Option<&Position>) -> Result<(), String> {
+fn put_event(
+    bits: &mut BitWriter,
+    event: Event,
+    before: Option<&GamePosition>,
+) -> Result<(), String> {
     let (code, payload, width) = match event {
         Event::Move(m) => {
             let pos = before.ok_or("the position before the move is unknown")?;
@@ -93,7 +97,7 @@ fn color_of_bit(bit: u32) -> Color {
 /// checks that the game's log still starts with what it encoded and rebuilds otherwise.
 #[derive(Clone, Debug)]
 pub struct LogEncoder {
-    start: Position,
+    start: GamePosition,
     /// Time control and creation time of a timed game.
     clock: Option<(TimeControl, u64)>,
     /// The events encoded, to check that a game's log extends them.
@@ -107,7 +111,7 @@ pub struct LogEncoder {
 }
 
 impl LogEncoder {
-    pub(super) fn new(start: Position, clock: Option<(TimeControl, u64)>) -> LogEncoder {
+    pub(super) fn new(start: GamePosition, clock: Option<(TimeControl, u64)>) -> LogEncoder {
         LogEncoder {
             start,
             clock,
@@ -120,7 +124,7 @@ impl LogEncoder {
     }
 
     /// The start position the events are replayed from.
-    pub fn start(&self) -> &Position {
+    pub fn start(&self) -> &GamePosition {
         &self.start
     }
 
@@ -226,7 +230,7 @@ impl LogEncoder {
         Ok(enc)
     }
 
-    fn push(&mut self, entry: LogEntry, before: Option<&Position>) -> Result<(), CodecError> {
+    fn push(&mut self, entry: LogEntry, before: Option<&GamePosition>) -> Result<(), CodecError> {
         let version = self.entries.len() as u64 + 1;
         let bad = |why: String| CodecError::BadEvent {
             version,
@@ -283,7 +287,7 @@ pub(super) fn decode_clock_section(sec: &[u8]) -> Result<(TimeControl, &[u8]), C
 /// Replays the log section (and, for a timed game, the times after the CLOCK section's
 /// time control) from `start`, validating every event through the lifecycle.
 pub(super) fn replay_log(
-    start: Position,
+    start: GamePosition,
     created_ms: u64,
     clock: Option<(TimeControl, &[u8])>,
     sec: &[u8],

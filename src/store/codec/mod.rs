@@ -38,11 +38,17 @@ pub(crate) use record::{RecordEncoder, check_start, encode_record};
 
 /// The newest record format this build writes and reads. A game without tags is still
 /// written as version 1 (byte for byte as before, so a build before tags reads it); a
-/// game with tags as version 2, which adds the TAGS section (`0x05`).
-pub const FORMAT_VERSION: u8 = 2;
+/// game with tags as version 2, which adds the TAGS section (`0x05`); a game in one of
+/// lichess's variants as version 3, which adds their variant codes (and whose MOVES and
+/// LOG sections index drops like any move).
+pub const FORMAT_VERSION: u8 = 3;
 
 /// The format version that holds PGN tags (section `0x05` TAGS).
 pub const TAGS_VERSION: u8 = 2;
+
+/// The format version that holds games in lichess's variants (GAME section variant codes
+/// 2..=8).
+pub const VARIANTS_VERSION: u8 = 3;
 
 /// A game still going is refused a change that would take its record past this many
 /// bytes, unless the change only offers or answers a draw (FAILED_PRECONDITION,

@@ -2,7 +2,7 @@
 //! before it, in [`Position::legal_moves_sorted`] order, in the truncated binary code;
 //! encoded incrementally ([`MoveEncoder`]) and replayed through the rules on reading.
 
-use crate::rules::{Game, Move, Position};
+use crate::rules::{Game, GamePosition, Move};
 
 use super::CodecError;
 use super::bits::{
@@ -14,7 +14,7 @@ use super::bits::{
 /// start and move prefix against what it holds and re-encodes whatever differs.
 #[derive(Clone, Debug)]
 pub struct MoveEncoder {
-    start: Position,
+    start: GamePosition,
     moves: Vec<Move>,
     /// `ends[i]` is the bit length after move `i`.
     ends: Vec<u64>,
@@ -23,7 +23,7 @@ pub struct MoveEncoder {
 
 impl MoveEncoder {
     /// An encoder of no moves yet, from `start`.
-    pub fn new(start: Position) -> MoveEncoder {
+    pub fn new(start: GamePosition) -> MoveEncoder {
         MoveEncoder {
             start,
             moves: Vec::new(),
@@ -33,7 +33,7 @@ impl MoveEncoder {
     }
 
     /// The start position the moves are indexed from.
-    pub fn start(&self) -> &Position {
+    pub fn start(&self) -> &GamePosition {
         &self.start
     }
 
@@ -105,7 +105,7 @@ pub fn order_key(m: &Move) -> u32 {
 /// How a move is coded: its index among the legal moves of `pos` in the sorted order
 /// (counted, not sorted: the moves before it) and their number; `None` if `m` is not
 /// legal there.
-pub(super) fn move_index(pos: &Position, m: Move) -> Option<(u32, u32)> {
+pub(super) fn move_index(pos: &GamePosition, m: Move) -> Option<(u32, u32)> {
     let legal = pos.legal_moves();
     if !legal.contains(&m) {
         return None;
@@ -125,7 +125,7 @@ pub(super) fn read_move(reader: &mut BitReader<'_>, legal: &mut [Move]) -> Optio
 }
 
 /// Replays the moves section from `start`, validating every move through the rules.
-pub(super) fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError> {
+pub(super) fn replay(start: GamePosition, sec: &[u8]) -> Result<(Game, MoveEncoder), CodecError> {
     let mut pos = 0;
     let ply = get_varint(sec, &mut pos).ok_or_else(|| CodecError::BadMovesSection {
         what: "bad ply count".into(),
@@ -186,7 +186,7 @@ pub(super) fn replay(start: Position, sec: &[u8]) -> Result<(Game, MoveEncoder),
 pub fn move_bits(game: &Game) -> Result<(u64, f64), CodecError> {
     let floor = (0..game.ply())
         .filter_map(|ply| game.position_at(ply))
-        .map(|pos| (pos.count_legal_moves() as f64).log2())
+        .map(|pos| (pos.legal_moves().len() as f64).log2())
         .sum();
     let mut enc = MoveEncoder::new(*game.start());
     enc.sync(game)?;

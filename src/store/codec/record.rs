@@ -4,7 +4,8 @@
 
 use crate::lifecycle::Match;
 use crate::rules::chess960::{self, CHESS960_POSITIONS};
-use crate::rules::{Game, Position, Variant};
+use crate::rules::variant::{AnyPosition, VariantKind};
+use crate::rules::{Game, GamePosition, GameRules, Position, Variant};
 use crate::store::{GameMeta, LoadedGame, Start};
 
 #[cfg(feature = "testing")]
@@ -12,7 +13,7 @@ use super::bits::BitWriter;
 use super::bits::{get_varint, put_varint};
 use super::log::{LogEncoder, decode_clock_section, replay_log};
 use super::moves::{MoveEncoder, replay};
-use super::{CodecError, FORMAT_VERSION, MAX_RECORD_LEN, TAGS_VERSION};
+use super::{CodecError, FORMAT_VERSION, MAX_RECORD_LEN, TAGS_VERSION, VARIANTS_VERSION};
 use crate::lifecycle::Tags;
 
 /// Section tags. Tags `0x01..=0x7F` are *required*: a reader that does not know one must
@@ -39,6 +40,8 @@ pub mod tag {
 
 const VARIANT_STANDARD: u8 = 0;
 const VARIANT_CHESS960: u8 = 1;
+/// lichess's variants, codes 2..=8 in [`VariantKind::ALL`]'s order (format version 3).
+const FIRST_LICHESS_VARIANT: u8 = 2;
 const START_STANDARD: u8 = 0;
 const START_CHESS960: u8 = 1;
 const START_FEN: u8 = 2;
@@ -71,7 +74,7 @@ impl RecordEncoder {
     }
 
     /// The start position the history is encoded from.
-    pub fn start(&self) -> &Position {
+    pub fn start(&self) -> &GamePosition {
         match self {
             RecordEncoder::Moves(e) => e.start(),
             RecordEncoder::Log(e) => e.start(),
@@ -105,13 +108,55 @@ impl RecordEncoder {
 }
 
 /// The position a game's metadata names as its start.
-pub(super) fn start_position(variant: Variant, start: &Start) -> Result<Position, String> {
-    match start {
+pub(super) fn start_position(variant: GameRules, start: &Start) -> Result<GamePosition, String> {
+    let variant = match variant {
+        GameRules::Chess(variant) => variant,
+        GameRules::Lichess(kind) => {
+            return match start {
+                Start::Standard => Ok(AnyPosition::start(kind).into()),
+                Start::Chess960(n) => Err(format!(
+                    "a {kind} game names Chess960 start {n}; its starts are its own or a FEN"
+                )),
+                Start::Fen(fen) => AnyPosition::from_fen(kind, fen)
+                    .map(GamePosition::from)
+                    .map_err(|e| format!("FEN '{fen}': {e}")),
+            };
+        }
+    };
+    let pos = match start {
         Start::Standard => chess960::start_position(518, variant).map_err(|e| e.to_string()),
         Start::Chess960(n) => chess960::start_position(*n, variant).map_err(|e| e.to_string()),
         Start::Fen(fen) => {
             Position::from_fen(fen, variant).map_err(|e| format!("FEN '{fen}': {e}"))
         }
+    }?;
+    Ok(pos.into())
+}
+
+/// The GAME section's variant code.
+fn variant_code(variant: GameRules) -> u8 {
+    match variant {
+        GameRules::Chess(Variant::Standard) => VARIANT_STANDARD,
+        GameRules::Chess(Variant::Chess960) => VARIANT_CHESS960,
+        GameRules::Lichess(kind) => {
+            let i = VariantKind::ALL
+                .iter()
+                .position(|&k| k == kind)
+                .expect("every kind is in ALL");
+            FIRST_LICHESS_VARIANT + i as u8
+        }
+    }
+}
+
+/// The variant a GAME section's code names; lichess's variants only from format version 3.
+fn variant_of_code(code: u8, version: u8) -> Option<GameRules> {
+    match code {
+        VARIANT_STANDARD => Some(GameRules::Chess(Variant::Standard)),
+        VARIANT_CHESS960 => Some(GameRules::Chess(Variant::Chess960)),
+        c if version >= VARIANTS_VERSION => VariantKind::ALL
+            .get(usize::from(c.checked_sub(FIRST_LICHESS_VARIANT)?))
+            .map(|&k| GameRules::Lichess(k)),
+        _ => None,
     }
 }
 
@@ -136,10 +181,7 @@ fn put_section(out: &mut Vec<u8>, tag: u8, payload: &[u8]) {
 /// The GAME section: variant, creation time, start.
 fn game_section(meta: &GameMeta) -> Result<Vec<u8>, CodecError> {
     let mut game_sec = Vec::with_capacity(16);
-    game_sec.push(match meta.variant {
-        Variant::Standard => VARIANT_STANDARD,
-        Variant::Chess960 => VARIANT_CHESS960,
-    });
+    game_sec.push(variant_code(meta.variant));
     put_varint(&mut game_sec, meta.created_unix_ms);
     match &meta.start {
         Start::Standard => game_sec.push(START_STANDARD),
@@ -231,18 +273,22 @@ fn decode_tags_section(sec: &[u8]) -> Result<Tags, CodecError> {
 }
 
 /// A record of the oldest format that holds the game (version 1 without tags, so that
-/// builds before tags still read it; [`super::TAGS_VERSION`] with them), refused when it is
-/// larger than the store accepts.
+/// builds before tags still read it; [`super::TAGS_VERSION`] with them;
+/// [`super::VARIANTS_VERSION`] for a lichess variant's game), refused when it is larger
+/// than the store accepts.
 fn seal(meta: &GameMeta, sections: &[(u8, &[u8])]) -> Result<Vec<u8>, CodecError> {
     let tags_sec;
     let mut all: Vec<(u8, &[u8])> = sections.to_vec();
-    let version = if meta.tags.is_empty() {
+    let mut version = if meta.tags.is_empty() {
         1
     } else {
         tags_sec = tags_section(&meta.tags);
         all.push((tag::TAGS, &tags_sec));
         TAGS_VERSION
     };
+    if matches!(meta.variant, GameRules::Lichess(_)) {
+        version = VARIANTS_VERSION;
+    }
     let out = frame(&meta.id, version, &all);
     if out.len() > MAX_RECORD_LEN {
         return Err(CodecError::TooLarge { len: out.len() });
@@ -412,7 +458,7 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
         name: "game (0x01)",
     })?;
 
-    let mut meta = decode_game_section(id, game_sec)?;
+    let mut meta = decode_game_section(id, game_sec, body[0])?;
     if let Some(sec) = tags_sec {
         meta.tags = decode_tags_section(sec)?;
     }
@@ -455,20 +501,14 @@ pub fn decode(id: &str, record: &[u8]) -> Result<Decoded, CodecError> {
     })
 }
 
-fn decode_game_section(id: &str, sec: &[u8]) -> Result<GameMeta, CodecError> {
+fn decode_game_section(id: &str, sec: &[u8], version: u8) -> Result<GameMeta, CodecError> {
     let bad = |what: &str| CodecError::BadGameSection {
         what: what.to_string(),
     };
-    let variant = match sec.first() {
-        Some(&VARIANT_STANDARD) => Variant::Standard,
-        Some(&VARIANT_CHESS960) => Variant::Chess960,
-        Some(v) => {
-            return Err(CodecError::BadGameSection {
-                what: format!("unknown variant code {v}"),
-            });
-        }
-        None => return Err(bad("empty")),
-    };
+    let code = *sec.first().ok_or_else(|| bad("empty"))?;
+    let variant = variant_of_code(code, version).ok_or_else(|| CodecError::BadGameSection {
+        what: format!("unknown variant code {code} in format version {version}"),
+    })?;
     let mut pos = 1;
     let created_unix_ms = get_varint(sec, &mut pos).ok_or_else(|| bad("bad creation time"))?;
     let kind = *sec.get(pos).ok_or_else(|| bad("no start kind"))?;

@@ -18,6 +18,8 @@ pub fn stored_status_name(status: Status) -> &'static str {
         Status::InsufficientMaterial => "insufficient_material",
         Status::FivefoldRepetition => "fivefold_repetition",
         Status::SeventyFiveMoves => "seventy_five_moves",
+        Status::VariantWin { .. } => "variant_win",
+        Status::VariantDraw => "variant_draw",
         Status::Resignation { .. } => "resignation",
         Status::DrawAgreement => "draw_agreement",
         Status::DrawClaimedThreefold => "draw_claimed_threefold",

@@ -266,7 +266,7 @@ mod tests {
     fn meta(id: &str) -> GameMeta {
         GameMeta {
             id: id.into(),
-            variant: Variant::Standard,
+            variant: Variant::Standard.into(),
             start: Start::Standard,
             created_unix_ms: 0,
             tags: crate::lifecycle::Tags::none(),
