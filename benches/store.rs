@@ -121,7 +121,7 @@ fn us(d: Duration) -> String {
 fn meta(id: String, start: Start, variant: chess_service::rules::Variant) -> GameMeta {
     GameMeta {
         id,
-        variant,
+        variant: variant.into(),
         start,
         created_unix_ms: 1_700_000_000_000,
         tags: chess_service::lifecycle::Tags::none(),
@@ -277,7 +277,7 @@ fn replay() {
             let t = Instant::now();
             let n: u64 = (0..200)
                 .filter_map(|i| g.position_at(i))
-                .map(|p| p.count_legal_moves())
+                .map(|p| p.board().count_legal_moves())
                 .sum();
             counts.push(t.elapsed());
             let t = Instant::now();

@@ -60,6 +60,8 @@ mod on_postgres {
     mod server_durability;
     #[path = "service/tenants.rs"]
     mod tenants;
+    #[path = "service/variant_games.rs"]
+    mod variant_games;
     #[path = "service/watch.rs"]
     mod watch;
 }

@@ -26,6 +26,8 @@ mod on_sled {
     mod lifecycle;
     #[path = "service/tenants.rs"]
     mod tenants;
+    #[path = "service/variant_games.rs"]
+    mod variant_games;
     #[path = "service/watch.rs"]
     mod watch;
 }

@@ -25,3 +25,5 @@ mod layers;
 mod log;
 #[path = "store/sled.rs"]
 mod sled;
+#[path = "store/variant_records.rs"]
+mod variant_records;

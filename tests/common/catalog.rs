@@ -11,7 +11,7 @@ use chess_service::store::{GameStore, KeyRange, ListPage, Stamp, StatusFilter, S
 fn meta(id: &str, tags: Tags) -> GameMeta {
     GameMeta {
         id: id.into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms: 1_700_000_000_000,
         tags,

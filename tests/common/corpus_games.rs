@@ -76,7 +76,11 @@ pub fn load_corpus_games() -> Vec<CorpusGame> {
             let start = Position::from_fen(&start_fen, variant).expect("corpus start FEN parses");
             let mut game = Game::new(start);
             for m in &moves {
-                let mv = game.position().parse_uci(m).expect("corpus move parses");
+                let mv = game
+                    .position()
+                    .board()
+                    .parse_uci(m)
+                    .expect("corpus move parses");
                 game.play(mv).expect("corpus move is legal");
             }
             CorpusGame {

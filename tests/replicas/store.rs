@@ -17,7 +17,7 @@ use super::wall_now_ms;
 fn meta(id: &str, created_unix_ms: u64) -> GameMeta {
     GameMeta {
         id: id.into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms,
         tags: chess_service::lifecycle::Tags::none(),

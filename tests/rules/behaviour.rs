@@ -171,7 +171,7 @@ fn chess960_castling_in_both_uci_forms() {
     ] {
         game.play_text(m).unwrap();
     }
-    let p = *game.position();
+    let p = *game.position().board();
     let long = p.parse_uci("g1f1").unwrap();
     assert!(long.is_castle(), "king takes its own rook");
     assert_eq!(p.uci(long), "g1f1");

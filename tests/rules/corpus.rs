@@ -38,6 +38,7 @@ fn status_name(s: Status) -> &'static str {
         Status::InsufficientMaterial => "insufficient_material",
         Status::FivefoldRepetition => "fivefold_repetition",
         Status::SeventyFiveMoves => "seventyfive_moves",
+        Status::VariantWin { .. } | Status::VariantDraw => "variant_end",
     }
 }
 
@@ -74,7 +75,7 @@ fn check(r: &Record, games: &mut HashMap<u32, Game>) -> Vec<String> {
     };
     let mut game = Game::new(start);
     for uci in &r.history_uci {
-        let parsed = game.position().parse_uci(uci);
+        let parsed = game.position().board().parse_uci(uci);
         match parsed.map(|m| game.play(m)) {
             Ok(Ok(())) => {}
             other => {
@@ -85,7 +86,7 @@ fn check(r: &Record, games: &mut HashMap<u32, Game>) -> Vec<String> {
             }
         }
     }
-    let pos = *game.position();
+    let pos = *game.position().board();
     match Position::from_fen(&r.fen, variant) {
         Ok(theirs) => diff("position", format!("{pos:?}"), format!("{theirs:?}")),
         Err(e) => diff("fen", String::new(), format!("refused: {e}")),

@@ -8,7 +8,7 @@ use chess_service::lifecycle::import::{import, import_pgn};
 use chess_service::lifecycle::{Start, Status};
 use chess_service::rules::pgn::to_pgn;
 use chess_service::rules::pgn_read::{PgnError, PgnResult, read_pgn, variant_from_tag};
-use chess_service::rules::{Color, Game, Position, Variant};
+use chess_service::rules::{Color, Game, GamePosition, Position, Variant};
 use proptest::prelude::*;
 
 fn data(name: &str) -> String {
@@ -117,7 +117,7 @@ fn real_files_read_and_import_as_published() {
     for e in &REAL_FILES {
         let text = data(e.file);
         let pgn = read_pgn(&text).unwrap_or_else(|err| panic!("{}: {err}", e.file));
-        assert_eq!(pgn.variant, e.variant, "{}", e.file);
+        assert_eq!(pgn.variant, e.variant.into(), "{}", e.file);
         assert_eq!(pgn.moves.len(), e.plies, "{}", e.file);
         assert_eq!(pgn.board().position().to_fen(), e.fen, "{}", e.file);
         assert_eq!(pgn.result, e.result, "{}", e.file);
@@ -185,7 +185,11 @@ fn real_file_starts() {
         );
     };
     let start = chess_service::rules::chess960::start_position(n, Variant::Chess960).unwrap();
-    assert_eq!(start, *chess960.game.game().start(), "Chess960 number {n}");
+    assert_eq!(
+        GamePosition::from(start),
+        *chess960.game.game().start(),
+        "Chess960 number {n}"
+    );
     let kiwipete = import_pgn(&data("engine_pv_uci_kiwipete.pgn")).unwrap();
     assert_eq!(
         kiwipete.start,
@@ -316,23 +320,29 @@ fn variants_and_starts() {
     ] {
         assert_eq!(
             variant_from_tag(spelling),
-            Some(Variant::Chess960),
+            Some(Variant::Chess960.into()),
             "{spelling}"
         );
     }
     for spelling in ["Standard", "Normal", "From Position", "chess"] {
         assert_eq!(
             variant_from_tag(spelling),
-            Some(Variant::Standard),
+            Some(Variant::Standard.into()),
             "{spelling}"
         );
     }
-    assert_eq!(variant_from_tag("Crazyhouse"), None);
+    assert_eq!(
+        variant_from_tag("Crazyhouse"),
+        Some(chess_service::rules::GameRules::Lichess(
+            chess_service::rules::variant::VariantKind::Crazyhouse
+        ))
+    );
+    assert_eq!(variant_from_tag("Shogi"), None);
     // Chess960 castling in PGN is O-O / O-O-O, and king-takes-rook in UCI.
     let fen = "[Variant \"Fischerandom\"]\n[SetUp \"1\"]\n[FEN \"rk4r1/pppppppp/8/8/8/8/PPPPPPPP/RK4R1 w KQkq - 0 1\"]\n";
     for castle in ["O-O", "0-0", "b1g1"] {
         let game = read_pgn(&format!("{fen}1. {castle} *")).unwrap();
-        assert_eq!(game.variant, Variant::Chess960);
+        assert_eq!(game.variant, Variant::Chess960.into());
         assert_eq!(game.board().san_moves(), ["O-O"], "{castle}");
         assert_eq!(
             game.board().position().to_fen(),
@@ -356,10 +366,12 @@ fn variants_and_starts() {
     ));
     // A Chess960 game without a FEN starts from the standard array (number 518).
     let game = read_pgn("[Variant \"Chess960\"]\n1. e4 *").unwrap();
-    assert_eq!(game.variant, Variant::Chess960);
+    assert_eq!(game.variant, Variant::Chess960.into());
     assert_eq!(
         game.start,
-        chess_service::rules::chess960::start_position(518, Variant::Chess960).unwrap()
+        chess_service::rules::chess960::start_position(518, Variant::Chess960)
+            .unwrap()
+            .into()
     );
 }
 
@@ -554,7 +566,7 @@ fn round_trip(game: &Game) -> Result<(), TestCaseError> {
     let pgn = to_pgn(game);
     let read = read_pgn(&pgn).map_err(|e| TestCaseError::fail(format!("{e}\n{pgn}")))?;
     prop_assert_eq!(read.start, *game.start(), "{}", pgn);
-    prop_assert_eq!(read.variant, game.variant());
+    prop_assert_eq!(read.variant, game.rules());
     prop_assert_eq!(&read.moves[..], game.moves(), "{}", pgn);
     prop_assert_eq!(read.result.as_str(), game.status().result());
     Ok(())
@@ -569,7 +581,7 @@ fn every_corpus_game_exported_by_our_writer_reads_back() {
         // And through the lifecycle: the same moves and the board's ending.
         let imported = import_pgn(&to_pgn(&g.game)).unwrap();
         assert_eq!(imported.game.game().moves(), g.game.moves());
-        assert_eq!(imported.variant, g.variant);
+        assert_eq!(imported.variant, g.variant.into());
         assert_eq!(imported.start, g.start, "corpus game {}", g.game_id);
         if g.game.status().is_over() {
             assert_eq!(imported.game.status(), Status::from(g.game.status()));

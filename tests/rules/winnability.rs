@@ -181,7 +181,7 @@ fn random_low_material_positions(count: usize, seed: u64) -> Vec<Position> {
         let Some(start) = g.game.position_at(ply) else {
             continue;
         };
-        let mut pos = *start;
+        let mut pos = *start.board();
         let target = 3 + rng.below(8) as u32;
         for _ in 0..600 {
             if pos.occupied().count() <= target {

@@ -42,7 +42,7 @@ fn nearly_full(
     let now = wall_now_ms();
     let meta = GameMeta {
         id: id.into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms: now,
         tags: chess_service::lifecycle::Tags::none(),

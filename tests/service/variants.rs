@@ -1,15 +1,14 @@
 //! lichess's variants through gRPC against the real server binary: Perft against
 //! scalachess's published suites (tests/data/variants/*.perft), LegalMoves by FEN against
 //! python-chess's corpus (the moves, SAN, check, the status and winner), drops and king
-//! promotions on the wire, Winnability from the material rule, and the refusal of games in
-//! a variant until the game store serves them.
+//! promotions on the wire, and Winnability from the material rule. Games in the variants
+//! are tested in `variant_games.rs`.
 
 use std::collections::HashSet;
 
 use chess_service::pb;
 use tonic::Code;
 
-use crate::common::client::named;
 use crate::common::server::{Server, expect_error, violated_fields};
 use crate::common::variant_corpus::{End, records};
 
@@ -336,45 +335,6 @@ async fn bad_variant_fens_and_games_in_a_variant_are_refused_with_reasons() {
         ))
         .await;
     expect_error(refused, Code::InvalidArgument, "INVALID_FEN");
-
-    // Games: not served yet in a lichess variant, and the message says what is.
-    for variant in [
-        pb::Variant::Atomic,
-        pb::Variant::Crazyhouse,
-        pb::Variant::ThreeCheck,
-    ] {
-        let refused = c
-            .new_game(pb::NewGameRequest {
-                variant: variant as i32,
-                ..named("variant-game")
-            })
-            .await;
-        let status = expect_error(refused, Code::InvalidArgument, "INVALID_VARIANT");
-        assert!(
-            status.message().contains("not served yet") && status.message().contains("Perft"),
-            "{}",
-            status.message()
-        );
-        assert_eq!(violated_fields(&status), ["variant"]);
-    }
-    // A lichess export of an atomic game is read far enough to say why it is refused.
-    let lichess_atomic = "[Event \"Rated Atomic game\"]\n[Site \"https://lichess.org/abcdefgh\"]\n\
-        [White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n[Variant \"Atomic\"]\n\n\
-        1. Nf3 f6 2. Nd4 e6 3. Nb5 Kf7 4. Nxc7 1-0\n";
-    let refused = c
-        .import_game(pb::ImportGameRequest {
-            pgn: lichess_atomic.into(),
-            ..Default::default()
-        })
-        .await;
-    let status = expect_error(refused, Code::InvalidArgument, "PGN_SYNTAX");
-    assert!(
-        status
-            .message()
-            .contains("games in Atomic are not served yet"),
-        "{}",
-        status.message()
-    );
 
     // Unknown numbers stay unknown.
     let refused = c.perft(pb::PerftRequest {

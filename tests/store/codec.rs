@@ -15,7 +15,7 @@ use crate::common::damage;
 fn meta_of(g: &CorpusGame) -> GameMeta {
     GameMeta {
         id: format!("corpus-{}", g.game_id),
-        variant: g.variant,
+        variant: g.variant.into(),
         start: g.start.clone(),
         created_unix_ms: 1_700_000_000_000 + g.game_id,
         tags: chess_service::lifecycle::Tags::none(),
@@ -187,12 +187,12 @@ fn sections(record: &[u8]) -> Vec<(u8, Vec<u8>)> {
 fn short_game() -> (GameMeta, Game) {
     let mut game = Game::new(Position::new());
     for m in ["f2f3", "e7e5", "g2g4", "d8h4"] {
-        let mv = game.position().parse_uci(m).unwrap();
+        let mv = game.position().board().parse_uci(m).unwrap();
         game.play(mv).unwrap();
     }
     let meta = GameMeta {
         id: "fools-mate".into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms: 42,
         tags: chess_service::lifecycle::Tags::none(),
@@ -353,7 +353,7 @@ fn chess960_and_fen_starts_round_trip() {
         }
         let meta = GameMeta {
             id: format!("c{n}"),
-            variant: Variant::Chess960,
+            variant: Variant::Chess960.into(),
             start: Start::Chess960(n),
             created_unix_ms: 7,
             tags: chess_service::lifecycle::Tags::none(),
@@ -370,14 +370,14 @@ fn chess960_and_fen_starts_round_trip() {
     let pos = Position::from_fen(fen, Variant::Standard).unwrap();
     let meta = GameMeta {
         id: "f".into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Fen(fen.into()),
         created_unix_ms: u64::MAX,
         tags: chess_service::lifecycle::Tags::none(),
     };
     let d = codec::decode("f", &codec::encode(&meta, &Match::untimed(pos)).unwrap()).unwrap();
     assert_eq!(d.loaded.meta, meta);
-    assert_eq!(*d.loaded.game.game().position(), pos);
+    assert_eq!(*d.loaded.game.game().position(), pos.into());
 }
 
 #[test]

@@ -23,7 +23,7 @@ const T0: u64 = 1_700_000_000_000;
 fn meta(id: &str, variant: Variant, start: Start, created: u64) -> GameMeta {
     GameMeta {
         id: id.into(),
-        variant,
+        variant: variant.into(),
         start,
         created_unix_ms: created,
         tags: chess_service::lifecycle::Tags::none(),

@@ -133,7 +133,7 @@ async fn writer(store: Arc<SledStore>, args: Arc<Args>, w: usize, acked: Arc<Ato
         let created = wall_now_ms();
         let meta = GameMeta {
             id: id.clone(),
-            variant,
+            variant: variant.into(),
             start,
             created_unix_ms: created,
             tags: chess_service::lifecycle::Tags::none(),

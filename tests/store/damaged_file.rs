@@ -25,7 +25,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn meta(i: usize) -> GameMeta {
     GameMeta {
         id: format!("game-{i:04}"),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms: 1_700_000_000_000,
         tags: chess_service::lifecycle::Tags::none(),

@@ -16,7 +16,7 @@ use crate::common::rng::Rng;
 fn meta(id: &str, created: u64) -> GameMeta {
     GameMeta {
         id: id.into(),
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         start: Start::Standard,
         created_unix_ms: created,
         tags: chess_service::lifecycle::Tags::none(),
@@ -462,7 +462,7 @@ fn log_form_size_over_the_corpus() {
     for g in corpus_games::corpus_games() {
         let meta = GameMeta {
             id: format!("corpus-{}", g.game_id),
-            variant: g.variant,
+            variant: g.variant.into(),
             start: g.start.clone(),
             created_unix_ms: 1_700_000_000_000,
             tags: chess_service::lifecycle::Tags::none(),

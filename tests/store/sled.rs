@@ -40,7 +40,7 @@ fn new_game(i: usize) -> (GameMeta, Game) {
     };
     let meta = GameMeta {
         id: format!("game-{i:04}"),
-        variant,
+        variant: variant.into(),
         start,
         created_unix_ms: 1_700_000_000_000 + i as u64,
         tags: chess_service::lifecycle::Tags::none(),
@@ -408,7 +408,7 @@ fn a_full_history_refuses_moves_but_not_endings() {
     let (meta, _) = new_game(0);
     let meta = GameMeta {
         start: Start::Standard,
-        variant: Variant::Standard,
+        variant: Variant::Standard.into(),
         ..meta
     };
     // Play and take back until the record is just below the limit.

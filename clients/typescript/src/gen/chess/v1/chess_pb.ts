@@ -439,8 +439,8 @@ export const MoveSchema: GenMessage<Move> = /*@__PURE__*/
  */
 export type NewGameRequest = Message<"chess.v1.NewGameRequest"> & {
   /**
-   * The start position as FEN, in `variant`. Empty: the standard start (or, for
-   * Chess960, the position `chess960_position` or a random one). At most 256 bytes.
+   * The start position as FEN, in `variant`. Empty: the variant's start (for Chess960,
+   * the position `chess960_position` or a random one). At most 256 bytes.
    *
    * @generated from field: string fen = 1;
    */
@@ -2228,13 +2228,16 @@ export enum Variant {
   CHESS960 = 2,
 
   /**
-   * The lichess variants below are served by LegalMoves, Perft and Winnability with a
-   * `fen` (and Perft from their start with no `fen`); games in them are not served yet
-   * (NewGame answers INVALID_ARGUMENT, reason INVALID_VARIANT; ImportGame of a PGN whose
-   * `[Variant]` names one answers INVALID_ARGUMENT, reason PGN_SYNTAX). In each, a
-   * FEN may write castling rights as standard FEN, X-FEN or Shredder-FEN: rooks off the
-   * a- and h-files (Atomic960 and the like) make UCI castling king-takes-rook, as in
-   * Chess960. FEN is written as lichess writes it.
+   * The lichess variants below are served as games (NewGame from the variant's start
+   * or a `fen`, ImportGame of a PGN whose `[Variant]` names one, as lichess writes it)
+   * and as positions (LegalMoves, Perft and Winnability with a `fen`; Perft from their
+   * start with no `fen`). In each, a FEN may write castling rights as standard FEN,
+   * X-FEN or Shredder-FEN: rooks off the a- and h-files (Atomic960 and the like) make
+   * UCI castling king-takes-rook, as in Chess960. FEN is written as lichess writes it.
+   * Crazyhouse has no 75-move rule and no fifty-move claim; a flag fall is drawn when
+   * the other side has no winning material by the variant's rule; Winnability answers
+   * from that rule (UNDETERMINED where it does not decide); opening names are standard
+   * chess's only.
    *
    * Crazyhouse: a captured piece goes to the capturer's pocket and may be dropped
    * (`N@f3` in UCI and SAN); a promoted piece (marked `~` in FEN) returns as a pawn. The
@@ -2795,7 +2798,7 @@ export const ChessService: GenService<{
    * neither can. Runs off the async workers within Perft's slots (RESOURCE_EXHAUSTED,
    * TOO_MANY_PERFTS when they are busy), honours deadlines and cancellation, and spends
    * at most --winnability-budget-nodes per side (then UNDETERMINED). In a lichess
-   * variant (by `fen`), a side is UNWINNABLE when the variant's material rule rules out
+   * variant (a game or a `fen`), a side is UNWINNABLE when the variant's material rule rules out
    * its win and UNDETERMINED otherwise, with no search (the solver is for standard chess
    * and Chess960).
    *
