@@ -11,7 +11,7 @@ const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/
 /** The browser binary, or undefined when none is installed. */
 export function chromiumPath(): string | undefined {
   const named = process.env.CHESS_CHROMIUM;
-  if (named) return named;
+  if (named) return existsSync(named) ? named : undefined;
   return CANDIDATES.find((p) => existsSync(p));
 }
 
@@ -26,8 +26,10 @@ export function chromiumRequired(): boolean {
  */
 export function noChromium(): string | undefined {
   if (chromiumPath() !== undefined) return undefined;
+  const named = process.env.CHESS_CHROMIUM;
   const why =
-    "no chromium: the game page's browser tests need Debian's chromium (apt-get install chromium) " +
+    (named ? `no chromium at $CHESS_CHROMIUM (${named})` : `no chromium at ${CANDIDATES.join(", ")}`) +
+    ": the game page's browser tests need Debian's chromium (apt-get install chromium) " +
     "or $CHESS_CHROMIUM naming a Chromium binary";
   if (chromiumRequired()) throw new Error(`${why} (CHESS_REQUIRE_CHROMIUM=1)`);
   process.stderr.write(`\n!!!!!!!! SKIPPED: ${why} !!!!!!!!\n\n`);

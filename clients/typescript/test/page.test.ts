@@ -160,7 +160,8 @@ function report(label: string, w: Watched) {
 }
 
 test("the game page shows a game played over gRPC, live, in headless chromium", async (t) => {
-  if (noChromium()) return t.skip("no chromium");
+  const missing = noChromium();
+  if (missing) return t.skip(missing);
   const server = await startServer({ grpcWeb: true });
   t.after(() => server.stop());
   const browser = await launchChromium();
@@ -172,7 +173,8 @@ test("the game page shows a game played over gRPC, live, in headless chromium", 
 });
 
 test("the game page over TLS, with a token typed into it", async (t) => {
-  if (noChromium()) return t.skip("no chromium");
+  const missing = noChromium();
+  if (missing) return t.skip(missing);
   const certs = makeCertificates();
   const tokens = join(certs.dir, "tokens");
   writeFileSync(tokens, `operator read ${sha256("reader-token")}\nmatchmaker play ${sha256("player-token")}\n`);
