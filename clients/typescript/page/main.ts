@@ -170,6 +170,7 @@ async function loadList(more = false) {
 
 // ------------------------------------------------------------------------------ one game
 async function openGame() {
+  $("hint").hidden = gameId !== "";
   if (!gameId) return;
   $("game-pane").hidden = false;
   $("game-id").textContent = gameId;

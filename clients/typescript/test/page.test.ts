@@ -150,6 +150,8 @@ async function watchAGame(
   // The list of games has this one.
   await page.goto(`${webUrl}/`, { waitUntil: "load" });
   await page.waitForFunction((id: string) => Array.from(document.querySelectorAll("#games a")).some((a) => a.textContent === id), { timeout: 10_000 }, gameId);
+  assert.equal(await page.$eval("#game-pane", (n) => getComputedStyle(n).display), "none", "no game: no board");
+  assert.notEqual(await page.$eval("#hint", (n) => getComputedStyle(n).display), "none");
   assert.deepEqual(errors, [], "no script errors");
   return { firstBoardMs, lagsMs, screenshotBytes };
 }
