@@ -8,6 +8,8 @@
 //! traffic cheap; browsers send gRPC-Web over HTTP/1.1 as often as over HTTP/2, so the
 //! port that accepts it is one an operator opens on purpose. CORS denies every other
 //! origin unless `--cors-allow-origin` names it.
+//!
+//! The listener also serves the game page (`/`, [`super::page`]) in front of it all.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +23,7 @@ use tower::layer::util::{Identity, Stack};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use super::body_first::BodyFirstLayer;
+use super::page::PageLayer;
 use super::{Config, ServerError};
 use crate::service::ChessService;
 use crate::service::auth::{AuthLayer, Gate};
@@ -50,7 +53,8 @@ pub struct WebConfig {
 
 /// The tower layers of the gRPC-Web listener, outermost last: the main port's, then
 /// gRPC-Web's translation, then CORS (which answers preflights itself), then reading an
-/// HTTP/1.1 body before anything answers ([`BodyFirstLayer`]).
+/// HTTP/1.1 body before anything answers ([`BodyFirstLayer`]), then the game page
+/// ([`PageLayer`], which answers GET requests and passes everything else on).
 pub type WebLayers = Stack<
     AuthLayer,
     Stack<
@@ -59,7 +63,10 @@ pub type WebLayers = Stack<
             MalformedLayer,
             Stack<
                 MetricsLayer,
-                Stack<GrpcWebLayer, Stack<CorsLayer, Stack<BodyFirstLayer, Identity>>>,
+                Stack<
+                    GrpcWebLayer,
+                    Stack<CorsLayer, Stack<BodyFirstLayer, Stack<PageLayer, Identity>>>,
+                >,
             >,
         >,
     >,
@@ -138,8 +145,9 @@ pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServerError> {
         })
 }
 
-/// The gRPC-Web listener's router: the chess service alone, behind the body read first
-/// (HTTP/1.1), CORS, gRPC-Web's translation and the main port's layers.
+/// The gRPC-Web listener's router: the game page, then the chess service alone, behind
+/// the body read first (HTTP/1.1), CORS, gRPC-Web's translation and the main port's
+/// layers.
 pub fn router(
     config: &Config,
     gate: Arc<Gate>,
@@ -151,6 +159,7 @@ pub fn router(
         .max_concurrent_streams(config.ops.max_concurrent_streams)
         .http2_keepalive_interval(config.ops.keepalive_interval())
         .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
+        .layer(PageLayer)
         .layer(BodyFirstLayer::new(config.max_request_bytes))
         .layer(cors(&config.web.cors_allow_origin)?)
         .layer(GrpcWebLayer::new())

@@ -27,6 +27,7 @@ mod log_flood;
 mod logging;
 mod metrics_endpoint;
 mod ops;
+mod page;
 mod security;
 mod serving;
 mod shutdown;

@@ -3,12 +3,11 @@
 // unknown or underprivileged token is a typed ChessError.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ChessError, Code, ErrorReason } from "chess-service-client";
-import { Server, startServer, tempDir } from "./server.js";
+import { Server, makeCertificates, startServer, tempDir } from "./server.js";
 
 const sha256 = (token: string) => createHash("sha256").update(token).digest("hex");
 let server: Server;
@@ -82,24 +81,16 @@ test("gRPC-Web over HTTP/1.1: a refused token is UNAUTHENTICATED every time, nev
 
 test("TLS: gRPC and gRPC-Web (HTTP/2 and HTTP/1.1) over https with the server's CA, and the token", async (t) => {
   // A CA and a certificate for localhost, made with openssl as tests/grpcurl_walkthrough.sh does.
-  const dir = tempDir("tls-");
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-    "-subj", "/CN=test CA", "-keyout", "ca.key", "-out", "ca.pem");
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-    "-subj", "/CN=localhost", "-keyout", "server.key", "-out", "server.csr");
-  writeFileSync(join(dir, "server.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-    "-days", "2", "-extfile", "server.ext", "-out", "server.pem");
+  const { dir, ca: caPath, cert, key } = makeCertificates();
   const tokens = join(dir, "tokens");
   writeFileSync(tokens, `matchmaker play ${sha256("player-token")}\n`);
   const secure = await startServer({
     args: ["--auth-tokens", tokens],
     grpcWeb: true,
-    tls: { cert: join(dir, "server.pem"), key: join(dir, "server.key") },
+    tls: { cert, key },
   });
   t.after(() => secure.stop());
-  const ca = readFileSync(join(dir, "ca.pem"));
+  const ca = readFileSync(caPath);
   for (const [protocol, httpVersion] of [["grpc", "2"], ["grpc-web", "2"], ["grpc-web", "1.1"]] as const) {
     const gameId = `tls-${protocol}-${httpVersion}`;
     const client = secure.client({ protocol, httpVersion, token: "player-token", nodeOptions: { ca } });

@@ -2,9 +2,9 @@
 // from its "listening on" log line), with a temporary data directory, restartable on the
 // same port and directory. The binary is $CHESS_SERVER when set, else the repository's
 // target/release/chess-server (built by `cargo build --release`).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,4 +148,28 @@ export class Server {
 /** Starts a server; the caller stops it (t.after). */
 export async function startServer(options: ServerOptions = {}): Promise<Server> {
   return new Server(options).start();
+}
+
+/** A test CA and a certificate for localhost and 127.0.0.1 that it signed, made with openssl. */
+export interface TestCertificates {
+  dir: string;
+  /** The CA certificate (PEM), to trust. */
+  ca: string;
+  /** The server's certificate and key (PEM files). */
+  cert: string;
+  key: string;
+}
+
+/** Makes a CA and a localhost certificate with openssl, as tests/grpcurl_walkthrough.sh does. */
+export function makeCertificates(): TestCertificates {
+  const dir = tempDir("tls-");
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+    "-subj", "/CN=test CA", "-keyout", "ca.key", "-out", "ca.pem");
+  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+    "-subj", "/CN=localhost", "-keyout", "server.key", "-out", "server.csr");
+  writeFileSync(join(dir, "server.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+    "-days", "2", "-extfile", "server.ext", "-out", "server.pem");
+  return { dir, ca: join(dir, "ca.pem"), cert: join(dir, "server.pem"), key: join(dir, "server.key") };
 }
