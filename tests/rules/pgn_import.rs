@@ -398,7 +398,7 @@ fn syntax_errors_give_line_and_column() {
         ("1. e4 $ e5", (1, 7), "NAG"),
         // A word that is no move: its column is the move's, after a glued number.
         ("1. e4 e5\n  2.Nz9", (2, 5), "not a move"),
-        ("[Variant \"Crazyhouse\"]\n*", (1, 1), "not played here"),
+        ("[Variant \"Shogi\"]\n*", (1, 1), "not played here"),
         ("[Event \"x\"]\n[FEN \"8/8/8 w - - 0 1\"]\n*", (2, 1), "FEN"),
     ];
     for (text, (line, column), why) in cases {

@@ -479,7 +479,9 @@ fn tags_are_stored_under_version_two() {
     let m = Match::from_moves(game.clone());
     let record = codec::encode(&meta, &m).unwrap();
     assert_eq!(record[0], 2);
-    assert_eq!(FORMAT_VERSION, 2);
+    assert_eq!(codec::TAGS_VERSION, 2);
+    // Version 3 adds lichess's variants (tests/store/variant_records.rs).
+    assert_eq!(FORMAT_VERSION, 3);
     let secs = sections(&record);
     assert_eq!(
         secs.iter().map(|s| s.0).collect::<Vec<_>>(),
