@@ -264,7 +264,7 @@ class ChessServiceServicer(object):
         neither can. Runs off the async workers within Perft's slots (RESOURCE_EXHAUSTED,
         TOO_MANY_PERFTS when they are busy), honours deadlines and cancellation, and spends
         at most --winnability-budget-nodes per side (then UNDETERMINED). In a lichess
-        variant (by `fen`), a side is UNWINNABLE when the variant's material rule rules out
+        variant (a game or a `fen`), a side is UNWINNABLE when the variant's material rule rules out
         its win and UNDETERMINED otherwise, with no search (the solver is for standard chess
         and Chess960).
         """
