@@ -255,7 +255,11 @@ impl Game {
     /// The status after the last move. Precedence when several apply: checkmate,
     /// insufficient material, stalemate, the 75-move rule, fivefold repetition.
     pub fn status(&self) -> Status {
-        self.status_with(self.position().has_legal_move())
+        match self.position() {
+            // A variant's status generates its moves itself: asking first would do it twice.
+            GamePosition::Lichess(_) => self.status_with(true),
+            chess => self.status_with(chess.has_legal_move()),
+        }
     }
 
     /// As [`Game::status`], for a caller that already knows whether the current position

@@ -12,7 +12,7 @@ use crate::lifecycle::{
 use crate::pb;
 use crate::registry::PlayedMove;
 use crate::rules;
-use crate::rules::variant::{AnyPosition, VariantEnd, VariantKind, VariantOutcome};
+use crate::rules::variant::{AnyPosition, VariantKind};
 use crate::rules::{Color, Game, GamePosition, GameRules, Move, Variant};
 use crate::service::game_key::GameKey;
 use crate::service::views::View;
@@ -195,33 +195,13 @@ pub fn variant_move_to_pb(pos: &AnyPosition, m: Move) -> pb::Move {
     move_to_pb(&GamePosition::Lichess(*pos), m)
 }
 
-/// Where a lichess variant position taken alone stands (no history), in python-chess's
-/// order: mate or the variant's own end, then both sides without winning material, then
-/// stalemate (as the variant reads it), then the 75-move count (not in crazyhouse); and
-/// the winner, if there is one.
+/// Where a lichess variant position taken alone stands (no history), as the rules read
+/// it ([`rules::Status::of_game_position`], python-chess's order), and the winner.
 pub fn variant_position_status(pos: &AnyPosition) -> (pb::GameStatus, Option<Color>) {
-    let outcome = pos.outcome();
-    match outcome {
-        Some(VariantOutcome::Checkmate { winner }) => {
-            return (pb::GameStatus::Checkmate, Some(winner));
-        }
-        Some(VariantOutcome::Variant(VariantEnd::Win(winner))) => {
-            return (pb::GameStatus::VariantWin, Some(winner));
-        }
-        Some(VariantOutcome::Variant(VariantEnd::Draw)) => {
-            return (pb::GameStatus::VariantDraw, None);
-        }
-        Some(VariantOutcome::Stalemate) | None => {}
-    }
-    if Color::ALL.iter().all(|&c| pos.has_insufficient_material(c)) {
-        (pb::GameStatus::DrawInsufficientMaterial, None)
-    } else if outcome == Some(VariantOutcome::Stalemate) {
-        (pb::GameStatus::Stalemate, None)
-    } else if pos.kind().has_move_count_rule() && pos.board().halfmoves() >= 150 {
-        (pb::GameStatus::DrawSeventyFiveMoves, None)
-    } else {
-        (pb::GameStatus::InProgress, None)
-    }
+    let status = Status::from(rules::Status::of_game_position(&GamePosition::Lichess(
+        *pos,
+    )));
+    (pb::GameStatus::from(status), status.winner())
 }
 
 /// The stateless LegalMoves answer for a lichess variant position given as FEN: all its
