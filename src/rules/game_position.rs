@@ -10,7 +10,7 @@ use super::moves::{Move, MoveList};
 use super::position::{Position, Variant};
 use super::san::MoveTextError;
 use super::square::Color;
-use super::variant::{AnyPosition, VariantKind, VariantOutcome};
+use super::variant::{AnyPosition, VariantKind};
 
 /// The rules a game is played by: standard chess or Chess960, or a lichess variant (whose
 /// castling mode, standard or Chess960, its start FEN decides).
@@ -199,19 +199,6 @@ impl GamePosition {
         match self {
             GamePosition::Chess(p) => p.is_insufficient_material(),
             GamePosition::Lichess(p) => Color::ALL.iter().all(|&c| p.has_insufficient_material(c)),
-        }
-    }
-
-    /// The variant's own ending or its reading of "no legal move": `None` while a legal
-    /// move exists (standard chess answers mate or stalemate).
-    pub fn outcome(&self) -> Option<VariantOutcome> {
-        match self {
-            GamePosition::Chess(p) => match (p.has_legal_move(), p.is_check()) {
-                (true, _) => None,
-                (false, true) => Some(VariantOutcome::Checkmate { winner: !p.turn() }),
-                (false, false) => Some(VariantOutcome::Stalemate),
-            },
-            GamePosition::Lichess(p) => p.outcome(),
         }
     }
 
