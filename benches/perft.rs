@@ -110,7 +110,11 @@ fn main() {
         return;
     }
     if args.iter().any(|a| a == "--variants") {
-        variants(rounds);
+        let value_of = |flag: &str| {
+            let at = args.iter().position(|a| a == flag)?;
+            args.get(at + 1).cloned()
+        };
+        variants(rounds, value_of("--only"), value_of("--engine"));
         return;
     }
     if args.iter().any(|a| a == "--parallel-only") {
@@ -287,8 +291,10 @@ where
 }
 
 /// Perft in each of lichess's variants against shakmaty's, interleaved as the standard
-/// benchmark is: `cargo bench --bench perft -- --variants --rounds N`.
-fn variants(rounds: usize) {
+/// benchmark is: `cargo bench --bench perft -- --variants --rounds N`. For a profiler,
+/// `--only KEY` keeps one variant (its lichess key) and `--engine ours|shakmaty` runs one
+/// engine alone (no ratio is printed then).
+fn variants(rounds: usize, only: Option<String>, engine: Option<String>) {
     use shakmaty::variant as sv;
     println!("variant perft benchmark: {rounds} interleaved rounds, one thread\n");
     println!(
@@ -296,6 +302,9 @@ fn variants(rounds: usize) {
     );
     println!("|---|---|---|---|---|---|");
     for (key, fen, depth) in VARIANT_POSITIONS {
+        if only.as_deref().is_some_and(|k| k != key) {
+            continue;
+        }
         let (ours, theirs): (Runner, Runner) = match key {
             "atomic" => (
                 ours_variant::<Atomic>(fen, depth),
@@ -326,6 +335,22 @@ fn variants(rounds: usize) {
                 shakmaty_variant::<sv::ThreeCheck>(fen, depth),
             ),
         };
+        if let Some(engine) = engine.as_deref() {
+            let run = if engine == "shakmaty" { &theirs } else { &ours };
+            let mut times = Vec::new();
+            let mut nodes = 0;
+            for _ in 0..rounds {
+                let start = Instant::now();
+                nodes = run();
+                times.push(start.elapsed().as_secs_f64());
+            }
+            let t = median(times);
+            println!(
+                "{key}, {engine} alone: {nodes} nodes, {:.1} M nodes/s",
+                nodes as f64 / t / 1e6
+            );
+            continue;
+        }
         let (mut t_ours, mut t_theirs) = (Vec::new(), Vec::new());
         let mut nodes = 0;
         for round in 0..rounds {
