@@ -40,7 +40,7 @@ pub use entry::{GameEntry, PlayedMove};
 pub use error::RegistryError;
 pub use spectators::{Published, Subscription, WatchItem};
 
-use crate::lifecycle::{GameMeta, Match};
+use crate::lifecycle::{GameMeta, Match, Refusal};
 use crate::store::{DbClock, GameStore, GameTally, StoreError};
 use cache::{Cache, CellState};
 
@@ -278,7 +278,15 @@ impl Registry {
                 // name another state: see `Stamp`).
                 let stamp_before = entry.stamp();
                 let status_before = entry.game.status();
-                let result = match entry.settle(now) {
+                let settled = if entry.flag_due(now) {
+                    let (back, settled) = settle_off_the_runtime(guard, now).await?;
+                    guard = back;
+                    settled
+                } else {
+                    Ok(false)
+                };
+                let entry = loaded(&mut guard, &id)?;
+                let result = match settled {
                     Ok(_) => f(entry, now),
                     Err(refusal) => Err(RegistryError::Refused {
                         id: id.clone(),
@@ -430,6 +438,25 @@ impl Registry {
         self.cache.make_room(&id);
         Ok(Ok(answered))
     }
+}
+
+/// Records the flag that fell by `now` on a thread of the blocking pool, the game's lock
+/// held: judging a flag fall may run the winnability solver for its whole budget (FIDE
+/// 6.9; `--flag-fall-budget-nodes`, seconds on a hard position), which must not stall a
+/// runtime worker and every call it serves. Only that game's callers wait.
+async fn settle_off_the_runtime(
+    mut guard: OwnedMutexGuard<CellState>,
+    now: u64,
+) -> Result<(OwnedMutexGuard<CellState>, Result<bool, Refusal>), RegistryError> {
+    tokio::task::spawn_blocking(move || {
+        let settled = match &mut *guard {
+            CellState::Loaded(entry) => entry.settle(now),
+            CellState::Unloaded | CellState::Damaged(_) => Ok(false),
+        };
+        (guard, settled)
+    })
+    .await
+    .map_err(|e| RegistryError::Internal(format!("recording a flag fall failed: {e}")))
 }
 
 /// The loaded game in a locked cell, or why there is none.

@@ -282,3 +282,45 @@ async fn winnability_past_its_deadline_answers_at_once_and_frees_its_slot() {
     assert_eq!(verdict(&r.white), pb::WinnabilityVerdict::Winnable);
     assert!(r.white.unwrap().nodes > 1_000_000);
 }
+
+#[tokio::test]
+async fn a_flag_fall_judged_at_length_stalls_no_other_call() {
+    // One runtime worker, so that a flag fall judged on it would hold every other call
+    // for as long as the solver runs. Black's flag falls in each of three games; whether
+    // White can still mate there is one of the slowest verdicts of chasolver's community
+    // file (about 12 million nodes, one to three seconds on this machine). Meanwhile
+    // another game is read every 20 ms.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), &[], &[("TOKIO_WORKER_THREADS", "1")]);
+    let mut c = server.client().await;
+    new_game(&mut c, named("bystander")).await;
+    let hard = "BbK1kb2/b1p1p1p1/1pP1P1P1/1P6/8/8/8/1B2b2B b - - 0 1";
+    let games = ["slow-flag-1", "slow-flag-2", "slow-flag-3"];
+    for id in games {
+        let g = new_game(&mut c, from_fen(id, hard, time_control(300, 0))).await;
+        assert_eq!(status(&g), pb::GameStatus::InProgress, "{id}");
+    }
+    let start = Instant::now();
+    let mut worst = Duration::ZERO;
+    let mut reads = 0;
+    while start.elapsed() < Duration::from_secs(5) {
+        let t = Instant::now();
+        get(&mut c, "bystander").await;
+        worst = worst.max(t.elapsed());
+        reads += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // White can mate, so each flag fall is a loss on time, judged by the solver.
+    for id in games {
+        let g = get(&mut c, id).await;
+        assert_eq!(
+            (status(&g), g.winner),
+            (pb::GameStatus::OutOfTime, WHITE),
+            "{id}"
+        );
+    }
+    assert!(
+        worst < Duration::from_millis(500),
+        "a read of another game waited {worst:?} while flag falls were judged ({reads} reads)"
+    );
+}

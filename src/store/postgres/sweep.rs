@@ -48,7 +48,19 @@ impl Inner {
                 }
             };
             let before = loaded.game.status();
-            let fell = match loaded.game.settle(now_ms) {
+            // Judging a flag fall may run the winnability solver for its whole budget
+            // (FIDE 6.9; seconds on a hard position): on the blocking pool, so that the
+            // runtime's workers go on serving calls meanwhile.
+            let settled = tokio::task::spawn_blocking(move || {
+                let fell = loaded.game.settle(now_ms);
+                (loaded, fell)
+            })
+            .await;
+            let Ok((loaded, settled)) = settled else {
+                tracing::error!(game_id = %id, "the flag sweep failed to judge a flag fall; skipping it");
+                continue;
+            };
+            let fell = match settled {
                 Ok(fell) => fell,
                 Err(e) => {
                     tracing::error!(game_id = %id, error = %e, "the flag sweep cannot record a flag fall; skipping it");
