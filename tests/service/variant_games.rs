@@ -383,3 +383,47 @@ async fn a_variant_game_keeps_its_rules_clocks_offers_and_retries() {
         .await;
     expect_error(refused, Code::InvalidArgument, "CONFLICTING_FIELDS");
 }
+
+#[tokio::test]
+async fn racing_kings_is_a_tie_when_black_reaches_the_eighth_rank_on_its_reply() {
+    let server = Server::on(STORE).start(&[]);
+    let mut c = server.client().await;
+    // White's king reaches the 8th rank first; Black, a move behind, may still tie.
+    for id in ["rk-tie", "rk-white"] {
+        let g = new_game(
+            &mut c,
+            pb::NewGameRequest {
+                variant: pb::Variant::RacingKings as i32,
+                fen: "8/k1K5/8/8/8/8/8/8 w - - 0 1".into(),
+                ..named(id)
+            },
+        )
+        .await;
+        assert_eq!(status(&g), pb::GameStatus::InProgress, "{id}");
+        let g = play(&mut c, id, "Kd8").await;
+        assert_eq!(
+            status(&g),
+            pb::GameStatus::InProgress,
+            "{id}: Black can still reach the 8th rank"
+        );
+    }
+    let tie = play(&mut c, "rk-tie", "Kb8").await;
+    assert_eq!(
+        (status(&tie), tie.winner),
+        (pb::GameStatus::VariantDraw, pb::Color::Unspecified as i32)
+    );
+    assert!(tie.pgn.contains("[Result \"1/2-1/2\"]"), "{}", tie.pgn);
+    let late = c
+        .play(crate::common::client::play_request("rk-tie", "Ke7"))
+        .await;
+    expect_error(late, Code::FailedPrecondition, "GAME_OVER");
+    // Undo reopens the race; a move that does not reach the 8th rank loses it.
+    let reopened = undo(&mut c, "rk-tie").await;
+    assert_eq!(status(&reopened), pb::GameStatus::InProgress);
+    let lost = play(&mut c, "rk-white", "Ka6").await;
+    assert_eq!(
+        (status(&lost), lost.winner),
+        (pb::GameStatus::VariantWin, pb::Color::White as i32)
+    );
+    assert!(lost.pgn.contains("[Result \"1-0\"]"), "{}", lost.pgn);
+}
