@@ -15,7 +15,7 @@
 //! answers (issue 30). A WatchGame stream counts while it is set up, not while it streams
 //! (streams are bounded by the connections and `--max-concurrent-streams`). Health checks
 //! are never shed: a probe must see a busy server as alive. A large answer's bytes in the
-//! budget of unsent answers ([`super::answer_budget`]) ride with the slot.
+//! budget of unsent answers ([`crate::service::answer_budget`]) ride with the slot.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -187,7 +187,7 @@ where
                         );
                     }
                     let refused = ServiceError::Overloaded { limit };
-                    crate::service::metrics::refused(refused.reason());
+                    crate::edge::metrics::refused(refused.reason());
                     let status = tonic::Status::from(refused);
                     let answer = status
                         .into_http()

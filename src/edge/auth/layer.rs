@@ -10,9 +10,9 @@ use std::task::{Context, Poll};
 
 use super::methods::{Access, access};
 use super::{Caller, Quotas, TokenFileError, TokenTable};
+use crate::edge::refusal_log;
 use crate::service::ServiceError;
 use crate::service::log_text::Clean;
-use crate::service::refusal_log;
 
 /// Longest request path written to a log line.
 const MAX_LOGGED_PATH: usize = 96;
@@ -224,7 +224,7 @@ where
                         Clean::new(&refused.to_string(), 512)
                     );
                 }
-                crate::service::metrics::refused(refused.reason());
+                crate::edge::metrics::refused(refused.reason());
                 let status = tonic::Status::from(refused);
                 Box::pin(std::future::ready(Ok(status.into_http())))
             }
