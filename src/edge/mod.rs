@@ -3,6 +3,8 @@
 //! stacks these layers around the service's routes, and the service names the edge only
 //! for a call's [`auth::Caller`], its tenant, and the metrics it records. Each concern has
 //! its file:
+//! - [`around_call`]: the one tower layer that runs something before and after each
+//!   call, which load shedding, auth and the gRPC metrics are made of;
 //! - [`shed`]: the server-wide limit of calls in flight (load shedding);
 //! - [`auth`]: who is calling (bearer tokens, roles, tenants, quotas), as a layer;
 //! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process),
@@ -11,6 +13,7 @@
 //! - [`trace_context`]: a call's span continues the caller's W3C trace;
 //! - `process_stats`: the process's own figures (`/proc/self`) for the metrics.
 
+pub mod around_call;
 pub mod auth;
 pub mod metrics;
 mod process_stats;

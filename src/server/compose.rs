@@ -163,7 +163,7 @@ pub fn router(
         .max_concurrent_streams(config.ops.max_concurrent_streams)
         .http2_keepalive_interval(config.ops.keepalive_interval())
         .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
-        .layer(MetricsLayer)
+        .layer(MetricsLayer::default())
         .layer(MalformedLayer)
         .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))

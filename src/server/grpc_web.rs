@@ -163,7 +163,7 @@ pub fn router(
         .layer(BodyFirstLayer::new(config.max_request_bytes))
         .layer(cors(&config.web.cors_allow_origin)?)
         .layer(GrpcWebLayer::new())
-        .layer(MetricsLayer)
+        .layer(MetricsLayer::default())
         .layer(MalformedLayer)
         .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))

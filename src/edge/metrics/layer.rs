@@ -3,91 +3,62 @@
 //! trailers pass, or as cancelled when it is dropped before them. Apart from the registry
 //! because it is the one part that sits in the path of every request and response.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use super::{CANCELLED, Metrics, UNKNOWN, get};
+use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService};
 
 /// The tower layer that counts and times every gRPC call.
-#[derive(Clone, Copy, Default)]
-pub struct MetricsLayer;
-
-impl<S> tower::Layer<S> for MetricsLayer {
-    type Service = MetricsService<S>;
-
-    fn layer(&self, inner: S) -> MetricsService<S> {
-        MetricsService { inner }
-    }
-}
+pub type MetricsLayer = AroundCallLayer<CallCounter>;
 
 /// The service the [`MetricsLayer`] wraps around the server's routes.
-#[derive(Clone)]
-pub struct MetricsService<S> {
-    inner: S,
-}
+pub type MetricsService<S> = AroundCallService<S, CallCounter>;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// Counting and timing around each call: started when the request comes, handled with its
+/// code when the status is seen (in the answer's headers, or its trailers as they pass).
+#[derive(Clone, Copy, Default)]
+pub struct CallCounter;
 
-impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for MetricsService<S>
-where
-    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    ResBody: http_body::Body + Send + 'static,
-{
-    type Response = http::Response<MetricsBody<ResBody>>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
+impl AroundCall for CallCounter {
+    /// The call counted (none while metrics are off).
+    type Held = Option<Call>;
+    type Body<B> = MetricsBody<B>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        // The clone is not ready; the one polled ready serves this call.
-        let clone = self.inner.clone();
-        let mut ready = std::mem::replace(&mut self.inner, clone);
+    fn before<R>(&self, request: &mut http::Request<R>) -> Result<Option<Call>, tonic::Status> {
         let Some(metrics) = get() else {
-            let answer = ready.call(request);
-            return Box::pin(async move {
-                let response = answer.await?;
-                Ok(response.map(|body| MetricsBody {
-                    inner: body,
-                    call: None,
-                }))
-            });
+            return Ok(None);
         };
         let method = metrics.method(request.uri().path());
         metrics.record_start(method);
         // Counted as cancelled unless an answer's status is seen first.
-        let call = Call {
+        Ok(Some(Call {
             metrics,
             method,
             start: Instant::now(),
             code: None,
-        };
-        let answer = ready.call(request);
-        Box::pin(async move {
-            let response = answer.await?;
-            let (parts, body) = response.into_parts();
-            let call = match grpc_status(&parts.headers) {
-                // An error (trailers-only response): the status is in the headers.
+        }))
+    }
+
+    fn after<B>(call: Option<Call>, response: http::Response<B>) -> http::Response<MetricsBody<B>> {
+        let (parts, body) = response.into_parts();
+        let call = match call {
+            // An error (trailers-only response): the status is in the headers.
+            Some(call) => match grpc_status(&parts.headers) {
                 Some(code) => {
                     call.finish(code);
                     None
                 }
                 None => Some(call),
-            };
-            Ok(http::Response::from_parts(
-                parts,
-                MetricsBody { inner: body, call },
-            ))
-        })
+            },
+            None => None,
+        };
+        http::Response::from_parts(parts, MetricsBody { inner: body, call })
+    }
+
+    fn refused<B>(response: http::Response<B>) -> http::Response<MetricsBody<B>> {
+        response.map(|inner| MetricsBody { inner, call: None })
     }
 }
 
@@ -103,7 +74,7 @@ fn grpc_status(headers: &http::HeaderMap) -> Option<usize> {
 }
 
 /// A call whose status is not known yet; recorded when dropped.
-struct Call {
+pub struct Call {
     metrics: &'static Metrics,
     method: usize,
     start: Instant,

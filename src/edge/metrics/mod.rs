@@ -52,7 +52,7 @@ mod layer;
 
 pub use collectors::Sources;
 use collectors::StateCollector;
-pub use layer::{MetricsBody, MetricsLayer, MetricsService};
+pub use layer::{Call, CallCounter, MetricsBody, MetricsLayer, MetricsService};
 
 /// The buckets of `grpc_server_handling_seconds`: 100 µs to 10 s.
 const HANDLING_BUCKETS: [f64; 16] = [
