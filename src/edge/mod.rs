@@ -5,6 +5,8 @@
 //! its file:
 //! - [`around_call`]: the one tower layer that runs something before and after each
 //!   call, which load shedding, auth and the gRPC metrics are made of;
+//! - [`held_body`]: an answer's body that holds something of its call (a slot, a timer)
+//!   until the answer ends;
 //! - [`shed`]: the server-wide limit of calls in flight (load shedding);
 //! - [`auth`]: who is calling (bearer tokens, roles, tenants, quotas), as a layer;
 //! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process),
@@ -15,6 +17,7 @@
 
 pub mod around_call;
 pub mod auth;
+pub mod held_body;
 pub mod metrics;
 mod process_stats;
 pub mod refusal_log;

@@ -17,13 +17,12 @@
 //! are never shed: a probe must see a busy server as alive. A large answer's bytes in the
 //! budget of unsent answers ([`crate::service::answer_budget`]) ride with the slot.
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::around_call::{AroundCall, AroundCallLayer, AroundCallService};
+use super::held_body::{HeldBody, UntilAnswered};
 use crate::service::ServiceError;
 use crate::service::answer_budget::{HeldAnswer, Reservation};
 
@@ -168,68 +167,33 @@ impl AroundCall for Arc<InFlight> {
             .extensions_mut()
             .remove::<HeldAnswer>()
             .and_then(|held| held.take());
-        response.map(|inner| SlotBody::new(inner, slot, held))
+        response.map(|inner| SlotBody::new(inner, Some(SlotHold { slot, answer: held })))
     }
 
     fn refused<B>(response: http::Response<B>) -> http::Response<SlotBody<B>> {
-        response.map(|inner| SlotBody::new(inner, None, None))
+        response.map(|inner| SlotBody::new(inner, None))
     }
 }
 
-pin_project_lite::pin_project! {
-    /// An answer's body that holds its call's slot, and a large answer's bytes in the
-    /// budget of unsent answers, until the status trailers pass (or the body ends or is
-    /// dropped): until then the answer is not sent. (HTTP/2 takes a body's next frame
-    /// only when the stream's window has room, so the trailers pass only once the data
-    /// before them, taken whole into the connection's buffer, has mostly left.)
-    pub struct SlotBody<B> {
-        #[pin]
-        inner: B,
-        slot: Option<CallSlot>,
-        held: Option<Reservation>,
-    }
+/// An answer's body that holds its call's slot, and a large answer's bytes in the budget
+/// of unsent answers, until the status trailers pass (or the body ends or is dropped):
+/// until then the answer is not sent. (HTTP/2 takes a body's next frame only when the
+/// stream's window has room, so the trailers pass only once the data before them, taken
+/// whole into the connection's buffer, has mostly left.)
+pub type SlotBody<B> = HeldBody<B, SlotHold>;
+
+/// What a [`SlotBody`] holds: the call's slot (none for a health check or a stream), and
+/// a large answer's bytes in the budget of unsent answers.
+pub struct SlotHold {
+    slot: Option<CallSlot>,
+    answer: Option<Reservation>,
 }
 
-impl<B> SlotBody<B> {
-    fn new(inner: B, slot: Option<CallSlot>, held: Option<Reservation>) -> SlotBody<B> {
-        SlotBody { inner, slot, held }
-    }
-}
-
-impl<B: Default> Default for SlotBody<B> {
-    fn default() -> Self {
-        SlotBody::new(B::default(), None, None)
-    }
-}
-
-impl<B: http_body::Body> http_body::Body for SlotBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        let done = match &polled {
-            Poll::Ready(Some(Ok(frame))) => frame.is_trailers(),
-            Poll::Ready(None | Some(Err(_))) => true,
-            Poll::Pending => false,
-        };
-        if done {
-            *this.slot = None;
-            *this.held = None;
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
+impl UntilAnswered for SlotHold {
+    /// The slot is given back, then the bytes.
+    fn answered(self, _trailers: Option<&http::HeaderMap>) {
+        drop(self.slot);
+        drop(self.answer);
     }
 }
 

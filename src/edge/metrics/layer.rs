@@ -3,12 +3,11 @@
 //! trailers pass, or as cancelled when it is dropped before them. Apart from the registry
 //! because it is the one part that sits in the path of every request and response.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use super::{CANCELLED, Metrics, UNKNOWN, get};
 use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService};
+use crate::edge::held_body::{HeldBody, UntilAnswered};
 
 /// The tower layer that counts and times every gRPC call.
 pub type MetricsLayer = AroundCallLayer<CallCounter>;
@@ -54,11 +53,11 @@ impl AroundCall for CallCounter {
             },
             None => None,
         };
-        http::Response::from_parts(parts, MetricsBody { inner: body, call })
+        http::Response::from_parts(parts, MetricsBody::new(body, call))
     }
 
     fn refused<B>(response: http::Response<B>) -> http::Response<MetricsBody<B>> {
-        response.map(|inner| MetricsBody { inner, call: None })
+        response.map(|inner| MetricsBody::new(inner, None))
     }
 }
 
@@ -96,57 +95,15 @@ impl Drop for Call {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// A response body that records its call when the status trailers pass.
-    pub struct MetricsBody<B> {
-        #[pin]
-        inner: B,
-        call: Option<Call>,
+impl UntilAnswered for Call {
+    fn answered(self, trailers: Option<&http::HeaderMap>) {
+        // A body that ended without a status is not a gRPC answer.
+        self.finish(trailers.and_then(grpc_status).unwrap_or(UNKNOWN));
     }
 }
 
-impl<B: http_body::Body> http_body::Body for MetricsBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let Some(trailers) = frame.trailers_ref()
-                    && let Some(call) = this.call.take()
-                {
-                    call.finish(grpc_status(trailers).unwrap_or(UNKNOWN));
-                }
-            }
-            Poll::Ready(None) => {
-                // The body ended without a status: not a gRPC answer.
-                if let Some(call) = this.call.take() {
-                    call.finish(UNKNOWN);
-                }
-            }
-            Poll::Ready(Some(Err(_))) => {
-                if let Some(call) = this.call.take() {
-                    call.finish(UNKNOWN);
-                }
-            }
-            Poll::Pending => {}
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
+/// A response body that records its call when the status trailers pass.
+pub type MetricsBody<B> = HeldBody<B, Call>;
 
 #[cfg(test)]
 mod tests {
