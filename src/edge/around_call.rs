@@ -33,6 +33,25 @@ pub trait AroundCall: Clone {
     /// A refusal's answer (the status of [`before`](Self::before), as HTTP) made the
     /// caller's.
     fn refused<B>(response: http::Response<B>) -> http::Response<Self::Body<B>>;
+
+    /// The future of an admitted call: the inner service's `answer`, then
+    /// [`after`](Self::after). An `after` that changes nothing may box `answer` as it is
+    /// instead, without a state machine around it (auth: one move of the inner future
+    /// fewer per call).
+    fn answer<F, B, E>(
+        held: Self::Held,
+        answer: F,
+    ) -> BoxFuture<Result<http::Response<Self::Body<B>>, E>>
+    where
+        F: Future<Output = Result<http::Response<B>, E>> + Send + 'static,
+        Self::Body<B>: Send + 'static,
+        E: Send + 'static,
+    {
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(Self::after(held, response))
+        })
+    }
 }
 
 /// The tower layer of an [`AroundCall`], for `tonic::transport::Server::builder().layer(..)`.
@@ -66,7 +85,8 @@ pub struct AroundCallService<S, A> {
     around: A,
 }
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// The future of a call through the layer: one box a call.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 impl<S, A, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for AroundCallService<S, A>
 where
@@ -98,7 +118,6 @@ where
         // The clone is not ready; the one polled ready serves this call.
         let clone = self.inner.clone();
         let mut ready = std::mem::replace(&mut self.inner, clone);
-        let answer = ready.call(request);
-        Box::pin(async move { Ok(A::after(held, answer.await?)) })
+        A::answer(held, ready.call(request))
     }
 }

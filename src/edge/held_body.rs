@@ -46,6 +46,9 @@ impl<B: http_body::Body, H: UntilAnswered> http_body::Body for HeldBody<B, H> {
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
         let polled = this.inner.poll_frame(cx);
+        if this.held.is_none() {
+            return polled;
+        }
         let ended = match &polled {
             Poll::Ready(Some(Ok(frame))) => frame.trailers_ref().map(Some),
             Poll::Ready(None | Some(Err(_))) => Some(None),

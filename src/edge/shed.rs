@@ -167,7 +167,9 @@ impl AroundCall for Arc<InFlight> {
             .extensions_mut()
             .remove::<HeldAnswer>()
             .and_then(|held| held.take());
-        response.map(|inner| SlotBody::new(inner, Some(SlotHold { slot, answer: held })))
+        // A body holding nothing (a health check, a stream) is polled without a look.
+        let hold = (slot.is_some() || held.is_some()).then_some(SlotHold { slot, answer: held });
+        response.map(|inner| SlotBody::new(inner, hold))
     }
 
     fn refused<B>(response: http::Response<B>) -> http::Response<SlotBody<B>> {

@@ -2,12 +2,13 @@
 //! untouched; any other call needs a known bearer token whose role covers the method
 //! and a quota with room, and then carries its [`Caller`] in the request's extensions.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use super::methods::{Access, access};
 use super::{Caller, Quotas, TokenFileError, TokenTable};
-use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService};
+use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService, BoxFuture};
 use crate::edge::refusal_log;
 use crate::service::ServiceError;
 use crate::service::log_text::Clean;
@@ -192,5 +193,15 @@ impl AroundCall for Arc<Gate> {
 
     fn refused<B>(response: http::Response<B>) -> http::Response<B> {
         response
+    }
+
+    /// The answer passes untouched: its future is boxed as it is.
+    fn answer<F, B, E>((): (), answer: F) -> BoxFuture<Result<http::Response<B>, E>>
+    where
+        F: Future<Output = Result<http::Response<B>, E>> + Send + 'static,
+        B: Send + 'static,
+        E: Send + 'static,
+    {
+        Box::pin(answer)
     }
 }
