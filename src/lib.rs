@@ -1,9 +1,12 @@
 //! An authoritative chess rules service: the rules engine ([`rules`]), the game
 //! lifecycle on top of it ([`lifecycle`]: turns, offers, endings, clocks, the event log),
 //! the game store ([`store`]), the registry of live games ([`registry`]) and, on top of
-//! them, the gRPC service ([`service`], [`server`]). Each layer uses only the ones below.
+//! them, the gRPC service ([`service`], [`server`]) with its edge beside it ([`edge`]: load
+//! shedding, auth, metrics, the layers every call passes). Each layer uses only the ones
+//! below.
 #![warn(missing_docs)]
 
+pub mod edge;
 pub mod lifecycle;
 pub mod rules;
 pub mod store;

@@ -12,16 +12,16 @@ use tonic_health::server::HealthReporter;
 use tower::layer::util::{Identity, Stack};
 
 use super::{Config, SERVICE_NAME, ServerError, config, metrics_endpoint, serving};
+use crate::edge::auth::{AuthLayer, Gate};
+use crate::edge::metrics::{self, MetricsLayer};
+use crate::edge::shed::{InFlight, ShedLayer};
 use crate::pb;
 use crate::registry::Registry;
 use crate::service::ChessService;
 use crate::service::answer_budget::AnswerBudget;
-use crate::service::auth::{AuthLayer, Gate};
 use crate::service::fen_cache::FenCache;
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::malformed::MalformedLayer;
-use crate::service::metrics::{self, MetricsLayer};
-use crate::service::shed::{InFlight, ShedLayer};
 use crate::store::GameStore;
 
 /// The tower layers of the main port, outermost last (as `Stack` nests them).
@@ -163,7 +163,7 @@ pub fn router(
         .max_concurrent_streams(config.ops.max_concurrent_streams)
         .http2_keepalive_interval(config.ops.keepalive_interval())
         .http2_keepalive_timeout(Some(config.ops.keepalive_timeout()))
-        .layer(MetricsLayer)
+        .layer(MetricsLayer::default())
         .layer(MalformedLayer)
         .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))

@@ -25,12 +25,12 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use super::body_first::BodyFirstLayer;
 use super::page::PageLayer;
 use super::{Config, ServerError};
+use crate::edge::auth::{AuthLayer, Gate};
+use crate::edge::metrics::MetricsLayer;
+use crate::edge::shed::{InFlight, ShedLayer};
 use crate::service::ChessService;
-use crate::service::auth::{AuthLayer, Gate};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::malformed::MalformedLayer;
-use crate::service::metrics::MetricsLayer;
-use crate::service::shed::{InFlight, ShedLayer};
 
 /// The gRPC-Web listener's flags.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -163,7 +163,7 @@ pub fn router(
         .layer(BodyFirstLayer::new(config.max_request_bytes))
         .layer(cors(&config.web.cors_allow_origin)?)
         .layer(GrpcWebLayer::new())
-        .layer(MetricsLayer)
+        .layer(MetricsLayer::default())
         .layer(MalformedLayer)
         .layer(ShedLayer::new(calls))
         .layer(AuthLayer::new(gate))

@@ -1,6 +1,6 @@
-//! `chess.v1.ChessService`: the gRPC edge over the registry. Each concern has its file:
-//! - [`auth`]: who is calling (bearer tokens, roles, quotas), as a tower layer in front of
-//!   the service;
+//! `chess.v1.ChessService`: the gRPC service over the registry. What every request meets
+//! before it (load shedding, auth, the gRPC metrics, trace context) is the edge,
+//! [`crate::edge`]. Each concern has its file:
 //! - [`call`]: the glue every call goes through (deadline, span, logging, code names);
 //! - [`validate`]: request fields read into domain types, or an error naming the field;
 //! - [`game_key`]: a tenant's game id as the registry's key, and a tenant's keys as a
@@ -15,19 +15,15 @@
 //! - [`convert`], [`wire`], [`views`]: domain types into `chess.v1` messages, the
 //!   pre-encoded LegalMoves answer, and the answers cached per game state;
 //! - [`error`]: every error a caller can meet and its gRPC status;
-//! - [`shed`]: the server-wide limit of calls in flight (load shedding);
 //! - [`answer_budget`]: the server-wide bound on bytes of large answers not yet sent;
-//! - [`metrics`]: Prometheus metrics (go-grpc-prometheus names, the store, the process);
 //! - [`proto_enums`]: the values of a `chess.v1` enum, from the descriptor set;
 //! - [`log_text`]: client-supplied text made safe for a log line;
-//! - [`malformed`]: tonic's answers to undecodable requests made caller errors;
-//! - [`refusal_log`]: refusals logged at most a few lines a second per reason.
+//! - [`malformed`]: tonic's answers to undecodable requests made caller errors.
 //!
 //! The registry answers in domain types and [`RegistryError`]; they become messages and
 //! statuses here, through one `From` each.
 
 pub mod answer_budget;
-pub mod auth;
 mod call;
 mod catalog;
 pub mod convert;
@@ -39,14 +35,9 @@ mod games;
 mod import;
 pub mod log_text;
 pub mod malformed;
-pub mod metrics;
 mod perft;
-mod process_stats;
 pub mod proto_enums;
-pub mod refusal_log;
-pub mod shed;
 mod start;
-pub mod trace_context;
 pub mod validate;
 mod views;
 mod watch;
@@ -245,7 +236,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Perft handles its own deadline, so the generic one is not set.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
-        let parent = trace_context::parent_of(&request);
+        let parent = crate::edge::trace_context::parent_of(&request);
         let counted = if caller.from_token {
             perft::PerftCaller::Token(caller.name.clone())
         } else {
@@ -349,7 +340,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Winnability handles its own deadline, as Perft does.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
-        let parent = trace_context::parent_of(&request);
+        let parent = crate::edge::trace_context::parent_of(&request);
         let req = request.into_inner();
         let game_id = call::logged_key(&caller, call::AboutGame::game_id(&req));
         let tenant = caller.tenant.clone();

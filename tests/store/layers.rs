@@ -1,6 +1,8 @@
-//! The arrows point one way: server -> service -> registry -> store -> lifecycle -> rules.
-//! Nothing below the service names protobuf, tonic or the service; nothing below the
-//! registry names the registry or the server.
+//! The arrows point one way: server -> service -> registry -> store -> lifecycle -> rules,
+//! with the edge (load shedding, auth, metrics: `src/edge/`) beside the service at the
+//! top. Nothing below the service names protobuf, tonic, the service, the edge or the
+//! server; nothing below the registry names the registry; neither the service nor the
+//! edge names the server.
 
 use std::path::Path;
 
@@ -17,18 +19,20 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 #[test]
-fn nothing_below_the_service_names_protobuf_tonic_or_an_upper_layer() {
+fn nothing_below_the_service_names_protobuf_tonic_the_edge_or_an_upper_layer() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // Top down: each layer may name none of the service's names nor any layer above it.
+    // Top down: each layer may name none of the service's names (the top: the server,
+    // the service and the edge beside it) nor any layer above it.
     let below_the_service = ["registry", "store", "lifecycle", "rules"];
     let service_names = [
         "tonic",
         "prost",
         "crate::pb",
         "crate::service",
+        "crate::edge",
         "crate::server",
     ];
-    let layers = below_the_service.iter().enumerate().map(|(i, &layer)| {
+    let below = below_the_service.iter().enumerate().map(|(i, &layer)| {
         let above = below_the_service[..i].iter().map(|l| format!("crate::{l}"));
         let forbidden: Vec<String> = service_names
             .iter()
@@ -37,6 +41,9 @@ fn nothing_below_the_service_names_protobuf_tonic_or_an_upper_layer() {
             .collect();
         (layer, forbidden)
     });
+    // The service and the edge, beside each other under the server, never name it.
+    let top = ["service", "edge"].map(|layer| (layer, vec!["crate::server".to_string()]));
+    let layers = top.into_iter().chain(below);
     let mut found = Vec::new();
     let mut read = 0;
     for (layer, forbidden) in layers {
@@ -61,7 +68,7 @@ fn nothing_below_the_service_names_protobuf_tonic_or_an_upper_layer() {
     assert!(read > 50, "{read} files read");
     assert!(
         found.is_empty(),
-        "upward or protocol names below the service:\n{}",
+        "upward or protocol names in a layer:\n{}",
         found.join("\n")
     );
 }

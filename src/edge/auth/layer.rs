@@ -4,15 +4,14 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
-use std::task::{Context, Poll};
 
 use super::methods::{Access, access};
 use super::{Caller, Quotas, TokenFileError, TokenTable};
+use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService, BoxFuture};
+use crate::edge::refusal_log;
 use crate::service::ServiceError;
 use crate::service::log_text::Clean;
-use crate::service::refusal_log;
 
 /// Longest request path written to a log line.
 const MAX_LOGGED_PATH: usize = 96;
@@ -150,66 +149,24 @@ pub fn reload_on_sighup(gate: Arc<Gate>) {
 }
 
 /// The tower layer of the [`Gate`], for `tonic::transport::Server::builder().layer(..)`.
-#[derive(Clone)]
-pub struct AuthLayer {
-    gate: Arc<Gate>,
-}
-
-impl AuthLayer {
-    /// A layer that checks every call against `gate`.
-    pub fn new(gate: Arc<Gate>) -> AuthLayer {
-        AuthLayer { gate }
-    }
-}
-
-impl<S> tower::Layer<S> for AuthLayer {
-    type Service = AuthService<S>;
-
-    fn layer(&self, inner: S) -> AuthService<S> {
-        AuthService {
-            inner,
-            gate: self.gate.clone(),
-        }
-    }
-}
+pub type AuthLayer = AroundCallLayer<Arc<Gate>>;
 
 /// The service the [`AuthLayer`] wraps around the server's routes.
-#[derive(Clone)]
-pub struct AuthService<S> {
-    inner: S,
-    gate: Arc<Gate>,
-}
+pub type AuthService<S> = AroundCallService<S, Arc<Gate>>;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// The gate around each call: an admitted call carries its [`Caller`] in the request's
+/// extensions; a refused one is logged (a few lines a second), counted and answered.
+impl AroundCall for Arc<Gate> {
+    type Held = ();
+    type Body<B> = B;
 
-impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for AuthService<S>
-where
-    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    ResBody: Default + Send + 'static,
-{
-    type Response = http::Response<ResBody>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
-        match self.gate.check(request.uri().path(), request.headers()) {
+    fn before<R>(&self, request: &mut http::Request<R>) -> Result<(), tonic::Status> {
+        match self.check(request.uri().path(), request.headers()) {
             Ok(caller) => {
                 if let Some(caller) = caller {
                     request.extensions_mut().insert(caller);
                 }
-                // The clone is not ready; the one polled ready serves this call.
-                let clone = self.inner.clone();
-                let mut ready = std::mem::replace(&mut self.inner, clone);
-                Box::pin(ready.call(request))
+                Ok(())
             }
             Err(refused) => {
                 // At most a few lines a second per reason: a caller without a token
@@ -224,10 +181,27 @@ where
                         Clean::new(&refused.to_string(), 512)
                     );
                 }
-                crate::service::metrics::refused(refused.reason());
-                let status = tonic::Status::from(refused);
-                Box::pin(std::future::ready(Ok(status.into_http())))
+                crate::edge::metrics::refused(refused.reason());
+                Err(tonic::Status::from(refused))
             }
         }
+    }
+
+    fn after<B>((): (), response: http::Response<B>) -> http::Response<B> {
+        response
+    }
+
+    fn refused<B>(response: http::Response<B>) -> http::Response<B> {
+        response
+    }
+
+    /// The answer passes untouched: its future is boxed as it is.
+    fn answer<F, B, E>((): (), answer: F) -> BoxFuture<Result<http::Response<B>, E>>
+    where
+        F: Future<Output = Result<http::Response<B>, E>> + Send + 'static,
+        B: Send + 'static,
+        E: Send + 'static,
+    {
+        Box::pin(answer)
     }
 }

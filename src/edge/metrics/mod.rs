@@ -44,15 +44,15 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use crate::edge::auth::methods::{CHESS_SERVICE, METHOD_ROLES};
 use crate::pb;
-use crate::service::auth::methods::{CHESS_SERVICE, METHOD_ROLES};
 
 mod collectors;
 mod layer;
 
 pub use collectors::Sources;
 use collectors::StateCollector;
-pub use layer::{MetricsBody, MetricsLayer, MetricsService};
+pub use layer::{Call, CallCounter, MetricsBody, MetricsLayer, MetricsService};
 
 /// The buckets of `grpc_server_handling_seconds`: 100 µs to 10 s.
 const HANDLING_BUCKETS: [f64; 16] = [
@@ -168,7 +168,7 @@ impl AcceptFailure {
 
 /// Every `ErrorReason` a refusal can carry (all but UNSPECIFIED), from the `.proto`.
 fn error_reasons() -> Vec<&'static str> {
-    super::proto_enums::value_names("chess.v1.ErrorReason")
+    crate::service::proto_enums::value_names("chess.v1.ErrorReason")
         .iter()
         .filter_map(|name| pb::ErrorReason::from_str_name(name))
         .filter(|r| *r != pb::ErrorReason::Unspecified)
@@ -179,7 +179,7 @@ fn error_reasons() -> Vec<&'static str> {
 /// Every `GameStatus` that ends a game, with its `status` label: the value's name less
 /// `GAME_STATUS_`, in lower case (`checkmate`, `out_of_time`), from the `.proto`.
 fn ending_statuses() -> Vec<(pb::GameStatus, String)> {
-    super::proto_enums::value_names("chess.v1.GameStatus")
+    crate::service::proto_enums::value_names("chess.v1.GameStatus")
         .iter()
         .filter_map(|name| pb::GameStatus::from_str_name(name))
         .filter(|s| !matches!(s, pb::GameStatus::Unspecified | pb::GameStatus::InProgress))

@@ -15,15 +15,14 @@
 //! answers (issue 30). A WatchGame stream counts while it is set up, not while it streams
 //! (streams are bounded by the connections and `--max-concurrent-streams`). Health checks
 //! are never shed: a probe must see a busy server as alive. A large answer's bytes in the
-//! budget of unsent answers ([`super::answer_budget`]) ride with the slot.
+//! budget of unsent answers ([`crate::service::answer_budget`]) ride with the slot.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use super::around_call::{AroundCall, AroundCallLayer, AroundCallService};
+use super::held_body::{HeldBody, UntilAnswered};
 use crate::service::ServiceError;
 use crate::service::answer_budget::{HeldAnswer, Reservation};
 
@@ -70,7 +69,7 @@ impl InFlight {
 }
 
 /// One admitted call; frees its slot when dropped (its answer sent, or the call cancelled).
-struct CallSlot(Arc<InFlight>);
+pub struct CallSlot(Arc<InFlight>);
 
 impl Drop for CallSlot {
     fn drop(&mut self) {
@@ -121,65 +120,27 @@ impl Every {
 }
 
 /// The tower layer of [`InFlight`], for `tonic::transport::Server::builder().layer(..)`.
-#[derive(Clone)]
-pub struct ShedLayer {
-    in_flight: Arc<InFlight>,
-}
-
-impl ShedLayer {
-    /// A layer that admits calls through `in_flight`.
-    pub fn new(in_flight: Arc<InFlight>) -> ShedLayer {
-        ShedLayer { in_flight }
-    }
-}
-
-impl<S> tower::Layer<S> for ShedLayer {
-    type Service = ShedService<S>;
-
-    fn layer(&self, inner: S) -> ShedService<S> {
-        ShedService {
-            inner,
-            in_flight: self.in_flight.clone(),
-        }
-    }
-}
+pub type ShedLayer = AroundCallLayer<Arc<InFlight>>;
 
 /// The service the [`ShedLayer`] wraps around the server's routes.
-#[derive(Clone)]
-pub struct ShedService<S> {
-    inner: S,
-    in_flight: Arc<InFlight>,
-}
+pub type ShedService<S> = AroundCallService<S, Arc<InFlight>>;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// Load shedding around each call: a slot, or OVERLOADED at once.
+impl AroundCall for Arc<InFlight> {
+    /// The call's slot (none for a health check), and whether the call is the stream.
+    type Held = (Option<CallSlot>, bool);
+    type Body<B> = SlotBody<B>;
 
-impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for ShedService<S>
-where
-    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    ResBody: Default + Send + 'static,
-{
-    type Response = http::Response<SlotBody<ResBody>>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        let slot = if request.uri().path().starts_with(HEALTH_PREFIX) {
+    fn before<R>(&self, request: &mut http::Request<R>) -> Result<Self::Held, tonic::Status> {
+        let path = request.uri().path();
+        let slot = if path.starts_with(HEALTH_PREFIX) {
             None
         } else {
-            match self.in_flight.admit() {
+            match self.admit() {
                 Some(slot) => Some(slot),
                 None => {
-                    let limit = self.in_flight.limit;
-                    if let Some(held_back) = self.in_flight.log.check() {
+                    let limit = self.limit;
+                    if let Some(held_back) = self.log.check() {
                         tracing::warn!(
                             limit,
                             refused_since_last_line = held_back,
@@ -187,88 +148,54 @@ where
                         );
                     }
                     let refused = ServiceError::Overloaded { limit };
-                    crate::service::metrics::refused(refused.reason());
-                    let status = tonic::Status::from(refused);
-                    let answer = status
-                        .into_http()
-                        .map(|inner| SlotBody::new(inner, None, None));
-                    return Box::pin(std::future::ready(Ok(answer)));
+                    crate::edge::metrics::refused(refused.reason());
+                    return Err(tonic::Status::from(refused));
                 }
             }
         };
-        let streaming = request.uri().path() == STREAMING_PATH;
-        // The clone is not ready; the one polled ready serves this call.
-        let clone = self.inner.clone();
-        let mut ready = std::mem::replace(&mut self.inner, clone);
-        let answer = ready.call(request);
-        Box::pin(async move {
-            let mut response = answer.await?;
-            // A unary answer keeps its slot until it is sent; a stream gives it back now.
-            let slot = if streaming { None } else { slot };
-            // So does a large answer its bytes in the budget of unsent answers.
-            let held = response
-                .extensions_mut()
-                .remove::<HeldAnswer>()
-                .and_then(|held| held.take());
-            Ok(response.map(|inner| SlotBody::new(inner, slot, held)))
-        })
+        Ok((slot, path == STREAMING_PATH))
+    }
+
+    fn after<B>(
+        (slot, streaming): Self::Held,
+        mut response: http::Response<B>,
+    ) -> http::Response<SlotBody<B>> {
+        // A unary answer keeps its slot until it is sent; a stream gives it back now.
+        let slot = if streaming { None } else { slot };
+        // So does a large answer its bytes in the budget of unsent answers.
+        let held = response
+            .extensions_mut()
+            .remove::<HeldAnswer>()
+            .and_then(|held| held.take());
+        // A body holding nothing (a health check, a stream) is polled without a look.
+        let hold = (slot.is_some() || held.is_some()).then_some(SlotHold { slot, answer: held });
+        response.map(|inner| SlotBody::new(inner, hold))
+    }
+
+    fn refused<B>(response: http::Response<B>) -> http::Response<SlotBody<B>> {
+        response.map(|inner| SlotBody::new(inner, None))
     }
 }
 
-pin_project_lite::pin_project! {
-    /// An answer's body that holds its call's slot, and a large answer's bytes in the
-    /// budget of unsent answers, until the status trailers pass (or the body ends or is
-    /// dropped): until then the answer is not sent. (HTTP/2 takes a body's next frame
-    /// only when the stream's window has room, so the trailers pass only once the data
-    /// before them, taken whole into the connection's buffer, has mostly left.)
-    pub struct SlotBody<B> {
-        #[pin]
-        inner: B,
-        slot: Option<CallSlot>,
-        held: Option<Reservation>,
-    }
+/// An answer's body that holds its call's slot, and a large answer's bytes in the budget
+/// of unsent answers, until the status trailers pass (or the body ends or is dropped):
+/// until then the answer is not sent. (HTTP/2 takes a body's next frame only when the
+/// stream's window has room, so the trailers pass only once the data before them, taken
+/// whole into the connection's buffer, has mostly left.)
+pub type SlotBody<B> = HeldBody<B, SlotHold>;
+
+/// What a [`SlotBody`] holds: the call's slot (none for a health check or a stream), and
+/// a large answer's bytes in the budget of unsent answers.
+pub struct SlotHold {
+    slot: Option<CallSlot>,
+    answer: Option<Reservation>,
 }
 
-impl<B> SlotBody<B> {
-    fn new(inner: B, slot: Option<CallSlot>, held: Option<Reservation>) -> SlotBody<B> {
-        SlotBody { inner, slot, held }
-    }
-}
-
-impl<B: Default> Default for SlotBody<B> {
-    fn default() -> Self {
-        SlotBody::new(B::default(), None, None)
-    }
-}
-
-impl<B: http_body::Body> http_body::Body for SlotBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        let done = match &polled {
-            Poll::Ready(Some(Ok(frame))) => frame.is_trailers(),
-            Poll::Ready(None | Some(Err(_))) => true,
-            Poll::Pending => false,
-        };
-        if done {
-            *this.slot = None;
-            *this.held = None;
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
+impl UntilAnswered for SlotHold {
+    /// The slot is given back, then the bytes.
+    fn answered(self, _trailers: Option<&http::HeaderMap>) {
+        drop(self.slot);
+        drop(self.answer);
     }
 }
 

@@ -36,7 +36,7 @@ impl Extractor for Carrier<'_> {
 }
 
 /// The caller's trace context, when traces are on and the call carries a `traceparent`.
-pub(super) fn parent_of<T>(request: &tonic::Request<T>) -> Option<opentelemetry::Context> {
+pub(crate) fn parent_of<T>(request: &tonic::Request<T>) -> Option<opentelemetry::Context> {
     if !ON.load(Ordering::Relaxed) || request.metadata().get("traceparent").is_none() {
         return None;
     }
@@ -44,7 +44,7 @@ pub(super) fn parent_of<T>(request: &tonic::Request<T>) -> Option<opentelemetry:
 }
 
 /// Makes `span` a child of the caller's span, if there is one.
-pub(super) fn continue_trace(span: &tracing::Span, parent: Option<opentelemetry::Context>) {
+pub(crate) fn continue_trace(span: &tracing::Span, parent: Option<opentelemetry::Context>) {
     if let Some(parent) = parent {
         // A span's parent can be set once, before it starts: this one was just made.
         let _ = span.set_parent(parent);
