@@ -258,7 +258,7 @@ const VARIANT_POSITIONS: [(&str, &str, u32); 7] = [
     (
         "horde",
         "rnbqkbnr/pppppppp/8/1PP2PP1/PPPPPPPP/PPPPPPPP/PPPPPPPP/PPPPPPPP w kq - 0 1",
-        5,
+        6,
     ),
     ("racingKings", "8/8/8/8/8/8/krbnNBRK/qrbnNBRQ w - - 0 1", 5),
     (
