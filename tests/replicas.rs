@@ -24,6 +24,7 @@
 //! `CHESS_REQUIRE_POSTGRES=1` (CI sets it).
 
 mod common;
+use common::client::{self, next_event, play, watch};
 use common::{postgres, rng, server};
 #[path = "replicas/clock_skew.rs"]
 mod clock_skew;
@@ -75,7 +76,6 @@ use chess_service::pb::{self, chess_service_client::ChessServiceClient};
 use chess_service::registry::wall_now_ms;
 use chess_service::rules::{Game, Position};
 use pb::game_event::Kind;
-use pb::watch_game_response::Message;
 use postgres::Pg;
 use rng::Rng;
 use server::{Server, error_info};
@@ -84,7 +84,7 @@ use tonic::transport::Channel;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-type Client = ChessServiceClient<Channel>;
+use common::client::Client;
 
 /// The service's own health name (NOT_SERVING while the database is away).
 const SERVICE: &str = "chess.v1.ChessService";
@@ -108,39 +108,22 @@ fn replica(pg: &Pg) -> Server {
 }
 
 async fn new_game(c: &mut Client, id: &str, tc: Option<(u64, u64)>) -> pb::Game {
-    c.new_game(pb::NewGameRequest {
-        game_id: id.into(),
-        time_control: tc.map(|(initial_ms, increment_ms)| pb::TimeControl {
-            initial_ms,
-            increment_ms,
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
+    let time_control = tc.and_then(|(initial, increment)| client::time_control(initial, increment));
+    client::new_game(
+        c,
+        pb::NewGameRequest {
+            time_control,
+            ..client::named(id)
+        },
+    )
     .await
-    .unwrap_or_else(|e| panic!("NewGame {id}: {e:?}"))
-    .into_inner()
-    .game
-    .expect("a game")
 }
 
 fn play_req(id: &str, mv: &str, expected_ply: Option<u32>) -> pb::PlayRequest {
     pb::PlayRequest {
-        game_id: id.into(),
-        r#move: mv.into(),
         expected_ply,
-        color: 0,
-        ..Default::default()
+        ..client::play_request(id, mv)
     }
-}
-
-async fn play(c: &mut Client, id: &str, mv: &str) -> pb::Game {
-    c.play(play_req(id, mv, None))
-        .await
-        .unwrap_or_else(|e| panic!("Play {mv} on {id}: {e:?}"))
-        .into_inner()
-        .game
-        .expect("a game")
 }
 
 async fn get(c: &mut Client, id: &str) -> Result<pb::Game, tonic::Status> {
@@ -177,32 +160,6 @@ async fn wait_health(server: &Server, want: ServingStatus, limit: Duration) -> D
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-async fn next_event(stream: &mut tonic::Streaming<pb::WatchGameResponse>) -> pb::GameEvent {
-    let item = tokio::time::timeout(Duration::from_secs(10), stream.message())
-        .await
-        .expect("an event within 10 s")
-        .expect("the stream is healthy")
-        .expect("the stream goes on");
-    match item.message {
-        Some(Message::Event(e)) => e,
-        other => panic!("expected an event, got {other:?}"),
-    }
-}
-
-async fn watch(
-    c: &mut Client,
-    id: &str,
-    from_version: u64,
-) -> tonic::Streaming<pb::WatchGameResponse> {
-    c.watch_game(pb::WatchGameRequest {
-        game_id: id.into(),
-        from_version,
-    })
-    .await
-    .expect("WatchGame")
-    .into_inner()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

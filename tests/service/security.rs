@@ -120,16 +120,6 @@ fn get(id: &str) -> pb::GetGameRequest {
     }
 }
 
-fn play_req(id: &str, mv: &str) -> pb::PlayRequest {
-    pb::PlayRequest {
-        game_id: id.into(),
-        r#move: mv.into(),
-        expected_ply: None,
-        color: 0,
-        ..Default::default()
-    }
-}
-
 fn undo_req(id: &str) -> pb::UndoRequest {
     pb::UndoRequest {
         game_id: id.into(),
@@ -248,7 +238,7 @@ async fn tokens_roles_and_the_open_services() {
         .await
         .expect("play may create");
     player
-        .play(play_req("roles", "e4"))
+        .play(crate::common::client::play_request("roles", "e4"))
         .await
         .expect("play may move");
     let game = reader
@@ -274,7 +264,10 @@ async fn tokens_roles_and_the_open_services() {
         .await
         .expect("read may count perft");
     for refused in [
-        reader.play(play_req("roles", "e5")).await.map(|_| ()),
+        reader
+            .play(crate::common::client::play_request("roles", "e5"))
+            .await
+            .map(|_| ()),
         reader.undo(undo_req("roles")).await.map(|_| ()),
         reader
             .resign(pb::ResignRequest {
@@ -391,7 +384,7 @@ async fn without_tokens_the_server_is_open_and_warns() {
     let mut anyone = client(&channel, None);
     anyone.new_game(named("open")).await.expect("open server");
     anyone
-        .play(play_req("open", "e4"))
+        .play(crate::common::client::play_request("open", "e4"))
         .await
         .expect("open server");
     anyone
@@ -456,7 +449,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
 
     // Resignation.
     player.new_game(named("resigned")).await.expect("new");
-    player.play(play_req("resigned", "e4")).await.expect("e4");
+    player
+        .play(crate::common::client::play_request("resigned", "e4"))
+        .await
+        .expect("e4");
     player
         .resign(pb::ResignRequest {
             game_id: "resigned".into(),
@@ -472,7 +468,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
 
     // An agreed draw.
     player.new_game(named("agreed")).await.expect("new");
-    player.play(play_req("agreed", "d4")).await.expect("d4");
+    player
+        .play(crate::common::client::play_request("agreed", "d4"))
+        .await
+        .expect("d4");
     player
         .offer_draw(pb::OfferDrawRequest {
             game_id: "agreed".into(),
@@ -498,7 +497,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
     // A claimed draw (threefold, the knights out and back twice).
     player.new_game(named("claimed")).await.expect("new");
     for mv in ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng8"] {
-        player.play(play_req("claimed", mv)).await.expect(mv);
+        player
+            .play(crate::common::client::play_request("claimed", mv))
+            .await
+            .expect(mv);
     }
     player
         .claim_draw(pb::ClaimDrawRequest {
@@ -526,7 +528,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
         })
         .await
         .expect("new timed");
-    player.play(play_req("flagged", "e4")).await.expect("e4");
+    player
+        .play(crate::common::client::play_request("flagged", "e4"))
+        .await
+        .expect("e4");
     tokio::time::sleep(Duration::from_millis(400)).await;
     final_for_play(
         player.undo(undo_req("flagged")).await.expect_err("final"),
@@ -536,7 +541,10 @@ async fn endings_a_player_or_the_clock_decided_stay_ended_for_play() {
     // A board ending may be undone with play: fool's mate.
     player.new_game(named("mated")).await.expect("new");
     for mv in ["f3", "e5", "g4", "Qh4#"] {
-        player.play(play_req("mated", mv)).await.expect(mv);
+        player
+            .play(crate::common::client::play_request("mated", mv))
+            .await
+            .expect(mv);
     }
     let undone = player
         .undo(undo_req("mated"))
@@ -1023,7 +1031,7 @@ async fn client_text_reaches_the_log_escaped_and_bounded() {
     client.new_game(named("logs")).await.expect("new");
     let forged = "e4\nFORGED x";
     let refused = client
-        .play(play_req("logs", forged))
+        .play(crate::common::client::play_request("logs", forged))
         .await
         .expect_err("not a move");
     assert_eq!(refused.code(), Code::InvalidArgument);
