@@ -6,7 +6,6 @@
 //! below.
 #![warn(missing_docs)]
 
-pub mod edge;
 pub mod lifecycle;
 pub mod rules;
 pub mod store;

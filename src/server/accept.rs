@@ -35,8 +35,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::Connected;
 
-use crate::edge::metrics::{self, AcceptFailure, ConnectionRefusal};
-use crate::edge::shed::Every;
+use crate::service::edge::metrics::{self, AcceptFailure, ConnectionRefusal};
+use crate::service::edge::shed::Every;
 
 /// The HTTP/2 connection preface every client sends first (RFC 9113, 3.4).
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

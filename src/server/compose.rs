@@ -12,13 +12,13 @@ use tonic_health::server::HealthReporter;
 use tower::layer::util::{Identity, Stack};
 
 use super::{Config, SERVICE_NAME, ServerError, config, metrics_endpoint, serving};
-use crate::edge::auth::{AuthLayer, Gate};
-use crate::edge::metrics::{self, MetricsLayer};
-use crate::edge::shed::{InFlight, ShedLayer};
 use crate::pb;
 use crate::registry::Registry;
 use crate::service::ChessService;
 use crate::service::answer_budget::AnswerBudget;
+use crate::service::edge::auth::{AuthLayer, Gate};
+use crate::service::edge::metrics::{self, MetricsLayer};
+use crate::service::edge::shed::{InFlight, ShedLayer};
 use crate::service::fen_cache::FenCache;
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::malformed::MalformedLayer;

@@ -25,10 +25,10 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use super::body_first::BodyFirstLayer;
 use super::page::PageLayer;
 use super::{Config, ServerError};
-use crate::edge::auth::{AuthLayer, Gate};
-use crate::edge::metrics::MetricsLayer;
-use crate::edge::shed::{InFlight, ShedLayer};
 use crate::service::ChessService;
+use crate::service::edge::auth::{AuthLayer, Gate};
+use crate::service::edge::metrics::MetricsLayer;
+use crate::service::edge::shed::{InFlight, ShedLayer};
 use crate::service::grpc::chess_service_server::ChessServiceServer;
 use crate::service::malformed::MalformedLayer;
 

@@ -5,7 +5,7 @@
 //! streams reached limit"). Those lines come from libraries the server does not call,
 //! so they are limited where every event passes: this `tracing` layer lets each of
 //! their warnings through at most once a second (the rate-limited log of
-//! [`Every`](crate::edge::shed::Every)), counts the ones it holds back, and
+//! [`Every`](crate::service::edge::shed::Every)), counts the ones it holds back, and
 //! [`report_left_out`] logs that count every [`REPORT_EVERY`].
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use std::time::Duration;
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 
-use crate::edge::shed::Every;
+use crate::service::edge::shed::Every;
 
 /// How often one warning of the HTTP/2 stack is let through at most.
 const LINE_EVERY: Duration = Duration::from_secs(1);

@@ -11,7 +11,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use crate::edge::metrics::Metrics;
+use crate::service::edge::metrics::Metrics;
 
 /// OpenMetrics text, what prometheus-client writes (Prometheus reads it natively).
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic_health::ServingStatus;
 
-use crate::edge::auth;
+use crate::service::edge::auth;
 use crate::store::{GameStore, StoreError};
 
 pub mod accept;

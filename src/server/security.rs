@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::ServerError;
 use super::tls::TlsFiles;
-use crate::edge::auth::{Gate, Quotas};
+use crate::service::edge::auth::{Gate, Quotas};
 
 /// Flags of issue 13, flattened into [`super::Config`].
 #[derive(clap::Args, Debug, Clone, Default)]

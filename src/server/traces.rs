@@ -39,7 +39,7 @@ where
         )
         .build();
     let tracer = provider.tracer("chess-server");
-    crate::edge::trace_context::enable();
+    crate::service::edge::trace_context::enable();
     Ok((
         tracing_opentelemetry::layer().with_tracer(tracer),
         Traces(provider),

@@ -5,7 +5,7 @@
 //! answers wait, and the ListGames page bound how large one is, but a thousand answers
 //! of a mebibyte each is still a gigabyte (issue 30). So a large answer also holds its
 //! bytes in this budget from the moment it is built until it is handed whole to the
-//! connection (see [`crate::edge::shed::SlotBody`]), and an answer that does not fit is refused
+//! connection (see [`crate::service::edge::shed::SlotBody`]), and an answer that does not fit is refused
 //! with RESOURCE_EXHAUSTED, reason `OVERLOADED`, like a call beyond `--max-in-flight`.
 //!
 //! Small answers (at most [`LARGE_ANSWER`] bytes) do not count: `--max-in-flight` already

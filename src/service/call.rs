@@ -14,10 +14,10 @@ use tracing::Instrument as _;
 use super::answer_budget::{DoesNotFit, HeldAnswer, Reservation};
 use super::log_text::Clean;
 use super::{ChessService, ServiceError};
-use crate::edge::auth::Caller;
-use crate::edge::refusal_log;
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
+use crate::service::edge::auth::Caller;
+use crate::service::edge::refusal_log;
 
 /// The call's deadline from its `grpc-timeout` header, set a little early (a tenth of
 /// the timeout, at most 20 ms): tonic's own timers for the same header, on the server
@@ -192,7 +192,7 @@ impl ChessService {
     {
         let deadline = deadline_of(&request);
         let caller = caller_of(&request);
-        let parent = crate::edge::trace_context::parent_of(&request);
+        let parent = crate::service::edge::trace_context::parent_of(&request);
         let req = request.into_inner();
         let id = logged_key(&caller, req.game_id());
         let Some(reserved) = self.answers.reserve(ahead) else {
@@ -237,7 +237,7 @@ impl ChessService {
             code = tracing::field::Empty,
             latency_us = tracing::field::Empty
         );
-        crate::edge::trace_context::continue_trace(&span, parent);
+        crate::service::edge::trace_context::continue_trace(&span, parent);
         let mut guard = CallGuard::new(&self.in_flight, span.clone());
         let work = async {
             match deadline {
@@ -256,7 +256,7 @@ impl ChessService {
         guard.finish(&result.as_ref().map(|_| ()));
         let (answer, held) = result.map_err(|e| {
             // Counted here, where the caller is answered, not in the conversion.
-            crate::edge::metrics::refused(e.reason());
+            crate::service::edge::metrics::refused(e.reason());
             tonic::Status::from(e)
         })?;
         let mut response = Response::new(answer);

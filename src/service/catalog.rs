@@ -17,10 +17,10 @@ use std::collections::HashMap;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::edge::auth::{Caller, Tenant};
 use crate::lifecycle::Tags;
 use crate::pb;
 use crate::registry::RegistryError;
+use crate::service::edge::auth::{Caller, Tenant};
 use crate::store::StatusFilter;
 
 use super::game_key::{GameKey, ListScope};

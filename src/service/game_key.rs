@@ -10,7 +10,7 @@
 //! ([`GameKey::plain_id`]), so a call about another tenant's game answers exactly as one
 //! about a game that does not exist.
 
-use crate::edge::auth::Tenant;
+use crate::service::edge::auth::Tenant;
 use crate::store::KeyRange;
 
 use super::validate::validate_game_id;

@@ -1,13 +1,13 @@
 //! The calls on games: each reads its request, runs one decision on the game in the
 //! registry (under the game's lock) and answers in `chess.v1` messages.
 
-use crate::edge::auth::{Caller, Role, Tenant};
 use crate::lifecycle::{GameMeta, Match, Refusal};
 use crate::pb;
 use crate::pb::legal_moves_request::Position as RequestedPosition;
 use crate::registry::GameEntry;
 use crate::rules::Color;
 use crate::rules::GameRules;
+use crate::service::edge::auth::{Caller, Role, Tenant};
 
 use super::convert::{self, ply_u32};
 use super::game_key::GameKey;

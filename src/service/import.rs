@@ -6,11 +6,11 @@
 //! existing game; with other text (another start, other moves or another ending) it
 //! answers ALREADY_EXISTS, as NewGame does. Without a `game_id` the server makes one.
 
-use crate::edge::auth::Tenant;
 use crate::lifecycle::GameMeta;
 use crate::lifecycle::import::{ImportError, Imported, import_pgn};
 use crate::pb;
 use crate::registry::GameEntry;
+use crate::service::edge::auth::Tenant;
 use crate::service::game_key::GameKey;
 
 use super::games::{already_exists, new_game_id};

@@ -24,8 +24,8 @@ use tonic::Code;
 
 use super::ServiceError;
 use super::log_text::Clean;
-use crate::edge::refusal_log;
 use crate::rules::clip::clipped;
+use crate::service::edge::refusal_log;
 
 /// The header tonic names the encodings it takes in, kept on the rewritten answer.
 const ACCEPT_ENCODING: &str = "grpc-accept-encoding";
@@ -81,7 +81,7 @@ fn rewrite<B: Default>(path: &str, response: http::Response<B>) -> http::Respons
             Clean::new(&error.to_string(), 512)
         );
     }
-    crate::edge::metrics::refused(error.reason());
+    crate::service::edge::metrics::refused(error.reason());
     let mut status = tonic::Status::from(error);
     if let Some(accepted) = accepted {
         status.metadata_mut().insert(ACCEPT_ENCODING, accepted);

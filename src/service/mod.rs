@@ -1,6 +1,6 @@
 //! `chess.v1.ChessService`: the gRPC service over the registry. What every request meets
 //! before it (load shedding, auth, the gRPC metrics, trace context) is the edge,
-//! [`crate::edge`]. Each concern has its file:
+//! [`crate::service::edge`]. Each concern has its file:
 //! - [`call`]: the glue every call goes through (deadline, span, logging, code names);
 //! - [`validate`]: request fields read into domain types, or an error naming the field;
 //! - [`game_key`]: a tenant's game id as the registry's key, and a tenant's keys as a
@@ -28,6 +28,7 @@ mod call;
 mod catalog;
 pub mod convert;
 pub mod cpu_pool;
+pub mod edge;
 pub mod error;
 pub mod fen_cache;
 pub mod game_key;
@@ -236,7 +237,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Perft handles its own deadline, so the generic one is not set.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
-        let parent = crate::edge::trace_context::parent_of(&request);
+        let parent = crate::service::edge::trace_context::parent_of(&request);
         let counted = if caller.from_token {
             perft::PerftCaller::Token(caller.name.clone())
         } else {
@@ -340,7 +341,7 @@ impl grpc::chess_service_server::ChessService for ChessService {
         // Winnability handles its own deadline, as Perft does.
         let deadline = call::deadline_of(&request);
         let caller = call::caller_of(&request);
-        let parent = crate::edge::trace_context::parent_of(&request);
+        let parent = crate::service::edge::trace_context::parent_of(&request);
         let req = request.into_inner();
         let game_id = call::logged_key(&caller, call::AboutGame::game_id(&req));
         let tenant = caller.tenant.clone();

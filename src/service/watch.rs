@@ -4,10 +4,10 @@
 
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::edge::auth::Tenant;
 use crate::pb;
 use crate::pb::watch_game_response::Message;
 use crate::registry::WatchItem;
+use crate::service::edge::auth::Tenant;
 use crate::service::game_key::GameKey;
 
 use super::convert;
@@ -37,7 +37,7 @@ impl ChessService {
         let (tx, rx) = tokio::sync::mpsc::channel(WATCH_STREAM_BUFFER);
         let id = key;
         let meta = sub.meta().clone();
-        let spectator = crate::edge::metrics::spectator();
+        let spectator = crate::service::edge::metrics::spectator();
         tokio::spawn(async move {
             let _spectator = spectator; // counted while the stream is fed
             loop {
@@ -68,7 +68,7 @@ impl ChessService {
                     }
                     WatchItem::End(e) => {
                         let refused = ServiceError::from(e);
-                        crate::edge::metrics::refused(refused.reason());
+                        crate::service::edge::metrics::refused(refused.reason());
                         (Err(refused.into()), true)
                     }
                 };

@@ -11,13 +11,13 @@ use tokio::time::Instant;
 use super::perft::RaiseOnDrop;
 use super::validate::{parse_fen, parse_variant_fen, rules_from_pb, validate_game_id};
 use super::{ChessService, ServiceError};
-use crate::edge::auth::Tenant;
 use crate::pb;
 use crate::pb::winnability_request::Position as RequestedPosition;
 use crate::rules::GameRules;
 use crate::rules::variant::AnyPosition;
 use crate::rules::winnability::{Solver, Verdict};
 use crate::rules::{Color, Game, GamePosition, Position};
+use crate::service::edge::auth::Tenant;
 use crate::service::game_key::GameKey;
 
 impl ChessService {

@@ -10,10 +10,10 @@ use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
 
 use super::{ServiceError, proto_status_name};
-use crate::edge::auth::Role;
 use crate::lifecycle::TimeControlError;
 use crate::rules::clip::{clip_to, clipped};
 use crate::rules::{Color, PgnError};
+use crate::service::edge::auth::Role;
 use crate::store::StoreError;
 
 /// The `ErrorInfo.domain` of every error this service returns.

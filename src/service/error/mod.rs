@@ -7,9 +7,9 @@
 //! (its code, `ErrorInfo` metadata, `BadRequest` and the other details) is
 //! `grpc_status.rs`; the unit tests of both are in `tests.rs`.
 
-use crate::edge::auth::{RateLimited, Role, TenantError};
 use crate::lifecycle::{Refusal, Status, TimeControlError};
 use crate::rules::{Color, FenError, MoveTextError, PgnError};
+use crate::service::edge::auth::{RateLimited, Role, TenantError};
 use crate::store::StoreError;
 
 mod grpc_status;

@@ -8,9 +8,11 @@ use std::sync::{Arc, RwLock};
 
 use super::methods::{Access, access};
 use super::{Caller, Quotas, TokenFileError, TokenTable};
-use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService, BoxFuture};
-use crate::edge::refusal_log;
 use crate::service::ServiceError;
+use crate::service::edge::around_call::{
+    AroundCall, AroundCallLayer, AroundCallService, BoxFuture,
+};
+use crate::service::edge::refusal_log;
 use crate::service::log_text::Clean;
 
 /// Longest request path written to a log line.
@@ -181,7 +183,7 @@ impl AroundCall for Arc<Gate> {
                         Clean::new(&refused.to_string(), 512)
                     );
                 }
-                crate::edge::metrics::refused(refused.reason());
+                crate::service::edge::metrics::refused(refused.reason());
                 Err(tonic::Status::from(refused))
             }
         }

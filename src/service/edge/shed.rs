@@ -148,7 +148,7 @@ impl AroundCall for Arc<InFlight> {
                         );
                     }
                     let refused = ServiceError::Overloaded { limit };
-                    crate::edge::metrics::refused(refused.reason());
+                    crate::service::edge::metrics::refused(refused.reason());
                     return Err(tonic::Status::from(refused));
                 }
             }

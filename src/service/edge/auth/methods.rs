@@ -87,7 +87,7 @@ mod tests {
     /// but surely not what was meant).
     #[test]
     fn every_rpc_of_the_proto_has_a_role() {
-        let proto = include_str!("../../../proto/chess/v1/chess.proto");
+        let proto = include_str!("../../../../proto/chess/v1/chess.proto");
         let rpcs: Vec<&str> = proto
             .lines()
             .filter_map(|l| l.trim().strip_prefix("rpc "))

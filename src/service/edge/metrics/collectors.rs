@@ -252,7 +252,7 @@ impl Collector for StateCollector {
             self.encode_operator_state(e, s)?;
         }
         drop(sources);
-        let p = crate::edge::process_stats::read();
+        let p = crate::service::edge::process_stats::read();
         if let Some(cpu) = p.cpu_seconds {
             counter(
                 e,

@@ -1,6 +1,6 @@
 //! The edge: what every request meets before the chess service, and what the process
-//! reports about its calls. Beside [`crate::service`] at the top of the crate: the server
-//! stacks these layers around the service's routes, and the service names the edge only
+//! reports about its calls. A part of [`crate::service`] (nothing below the service may name
+//! it): the server stacks these layers around the service's routes, and the service names the edge only
 //! for a call's [`auth::Caller`], its tenant, and the metrics it records. Each concern has
 //! its file:
 //! - [`around_call`]: the one tower layer that runs something before and after each

@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use super::{CANCELLED, Metrics, UNKNOWN, get};
-use crate::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService};
-use crate::edge::held_body::{HeldBody, UntilAnswered};
+use crate::service::edge::around_call::{AroundCall, AroundCallLayer, AroundCallService};
+use crate::service::edge::held_body::{HeldBody, UntilAnswered};
 
 /// The tower layer that counts and times every gRPC call.
 pub type MetricsLayer = AroundCallLayer<CallCounter>;

@@ -44,8 +44,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::edge::auth::methods::{CHESS_SERVICE, METHOD_ROLES};
 use crate::pb;
+use crate::service::edge::auth::methods::{CHESS_SERVICE, METHOD_ROLES};
 
 mod collectors;
 mod layer;
