@@ -23,3 +23,5 @@ mod variant_perft;
 mod variant_properties;
 #[path = "rules/winnability.rs"]
 mod winnability;
+#[path = "rules/winnability_chess960.rs"]
+mod winnability_chess960;

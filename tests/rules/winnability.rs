@@ -1,6 +1,6 @@
 //! The winnability solver (issue 31) against chasolver's published verdict files (both
 //! colours, every position), against chasolver itself on random low-material positions
-//! from the corpus games, and on Chess960 positions whose only helpmates castle. Every
+//! from the corpus games (Chess960 castling: `winnability_chess960.rs`). Every
 //! Winnable verdict's helpmate is replayed with our rules and must end in mate by the
 //! intended winner.
 
@@ -15,7 +15,7 @@ const ALLOWED_UNDETERMINED: &[(&str, &str)] = &[];
 
 /// Replays `helpmate` from `pos` with our own rules: every move legal, the last one mates,
 /// and the side mated is not `winner`.
-fn replay_mates(pos: &Position, winner: Color, helpmate: &[Move]) -> Result<(), String> {
+pub(crate) fn replay_mates(pos: &Position, winner: Color, helpmate: &[Move]) -> Result<(), String> {
     let mut p = *pos;
     for (i, &m) in helpmate.iter().enumerate() {
         if !p.is_legal(m) {
@@ -33,7 +33,7 @@ fn replay_mates(pos: &Position, winner: Color, helpmate: &[Move]) -> Result<(), 
 }
 
 /// Our verdict as the file's letter: Some(true) winnable, Some(false) unwinnable.
-fn judged(
+pub(crate) fn judged(
     solver: &mut Solver,
     pos: &Position,
     winner: Color,
@@ -246,182 +246,6 @@ fn agrees_with_chasolver_on_random_low_material_positions() {
     );
     assert!(failures.is_empty(), "{failures:#?}");
     assert!(compared >= 900, "most verdicts compared: {compared}");
-}
-
-/// Chess960 start positions (every castling right present) are judged winnable for both
-/// sides, and every helpmate replays under our Chess960 rules. (Helpmates that need
-/// castling: `chess960_helpmates_that_need_castling`.)
-#[test]
-fn chess960_helpmates_replay() {
-    let mut solver = Solver::new();
-    let mut failures = Vec::new();
-    for n in [0u32, 1, 100, 359, 518, 700, 959] {
-        let pos = chess_service::rules::chess960::start_position(n, Variant::Chess960).unwrap();
-        for winner in [Color::White, Color::Black] {
-            let fen = pos.to_fen();
-            assert_eq!(
-                judged(&mut solver, &pos, winner, &mut failures, &fen),
-                Some(true),
-                "{fen}"
-            );
-        }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// The castling-only positions: White to move, White's king and castling rook on their
-/// start squares and every other White move impossible, so castling is White's only legal
-/// move; after it the rook runs up the open file to mate a king boxed in by its own pawns.
-/// Keyed by (king file, castling rook file), 0 = a-file. Each comment names what keeps a
-/// White piece still: own pieces, or a Black pawn, bishop or pawn attack on the square.
-const CASTLING_ONLY: &[((usize, usize), &str)] = &[
-    // Kg1 Rh1, O-O leaves the king on g1: f1 (Bd3), f2 (e3), g2 (h3) are covered, h2 is
-    // blocked by h3. Then Rf1-f8 mates on h8.
-    ((6, 7), "7k/6pp/8/8/8/3bp2p/7P/6KR w H - 0 1"),
-    // Kf1 Rg1 swap: e1 (Ba5), e2 (d3), f2 (g3) covered, the rook shut in by Bh1 and g2,
-    // which g3 blocks. Then Rf1-f8 mates on h8.
-    ((5, 6), "7k/6pp/8/b7/8/3p2p1/6P1/5KRB w G - 0 1"),
-    // Kc1 Rb1, O-O-O leaves the king on c1: d1 (Bh5), d2 (e3), c2 (b3) covered, the rook
-    // shut in by Ba1 and b2, which b3 blocks. Then Rd1-d8 mates on a8.
-    ((2, 1), "k7/pp6/8/7b/8/1p2p3/1P6/BRK5 w B - 0 1"),
-    // Kd1 Rc1 swap: e1 (f2), e2 (f3), d2 (c3) covered, the rook shut in by Bb1 and c2
-    // (blocked by c3; a2 keeps the bishop still). Then Rd1-d8 mates on a8.
-    ((3, 2), "k7/pp6/8/8/8/p1p2p2/P1P2p2/1BRK4 w C - 0 1"),
-];
-
-/// The castling-only position for Chess960 start arrangement `n`, if its king stands next
-/// to a rook in one of the four ways [`CASTLING_ONLY`] covers.
-fn castling_only_fen(n: u32) -> Option<&'static str> {
-    use chess_service::rules::Role;
-    let rank = chess_service::rules::chess960::back_rank(n).unwrap();
-    let king = rank.iter().position(|&r| r == Role::King).unwrap();
-    let rooks: Vec<usize> = (0..8).filter(|&f| rank[f] == Role::Rook).collect();
-    CASTLING_ONLY
-        .iter()
-        .find(|((k, r), _)| *k == king && rooks.contains(r))
-        .map(|(_, fen)| *fen)
-}
-
-/// The same position seen from the other side: ranks flipped, colours swapped (a helpmate
-/// of White there is a helpmate of Black here).
-fn mirrored_fen(fen: &str) -> String {
-    let fields: Vec<&str> = fen.split(' ').collect();
-    let swap = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_uppercase() {
-                    c.to_ascii_lowercase()
-                } else {
-                    c.to_ascii_uppercase()
-                }
-            })
-            .collect()
-    };
-    let placement: Vec<String> = fields[0].split('/').rev().map(swap).collect();
-    let turn = if fields[1] == "w" { "b" } else { "w" };
-    format!(
-        "{} {turn} {} {} {} {}",
-        placement.join("/"),
-        swap(fields[2]),
-        fields[3],
-        fields[4],
-        fields[5]
-    )
-}
-
-/// The FEN with every castling right of `color` struck from the castling field.
-fn without_castling(fen: &str, color: Color) -> String {
-    let mut fields: Vec<String> = fen.split(' ').map(str::to_string).collect();
-    let kept: String = fields[2]
-        .chars()
-        .filter(|c| {
-            *c != '-'
-                && match color {
-                    Color::White => !c.is_ascii_uppercase(),
-                    Color::Black => !c.is_ascii_lowercase(),
-                }
-        })
-        .collect();
-    fields[2] = if kept.is_empty() {
-        "-".to_string()
-    } else {
-        kept
-    };
-    fields.join(" ")
-}
-
-/// Whether the winner castles somewhere in `helpmate` (a line that replays).
-fn castles(pos: &Position, winner: Color, helpmate: &[Move]) -> bool {
-    let mut p = *pos;
-    helpmate.iter().any(|&m| {
-        let by_winner = m.is_castle() && p.turn() == winner;
-        p.play(m);
-        by_winner
-    })
-}
-
-/// Chess960 positions whose only helpmates castle, both colours: one for every start
-/// arrangement whose king stands next to a rook as f1-g1, g1-h1, b1-c1 or c1-d1 (king
-/// first), 360 of the 960. The position depends only on those two squares (the rest of the
-/// army is gone), so the 360 share the four positions of [`CASTLING_ONLY`]. The proof is in
-/// both halves: with the right, our solver finds a helpmate in which the winner castles and
-/// which replays to mate; without it (the castling field edited), our solver proves that no
-/// mate exists.
-///
-/// Castling can be the winner's only legal move exactly in those four placements: anywhere
-/// else the king's or the rook's first square towards its castling square is one castling
-/// itself needs empty (and, for the king, unattacked), so the piece could step there. The
-/// other 600 arrangements would need the king and rook kept on the first rank by a roof
-/// instead, and none was found: two white pawns side by side on the second rank cannot
-/// both be blocked without one of them being able to capture, and a rook that gets out
-/// with everything else cooperating can mate.
-#[test]
-fn chess960_helpmates_that_need_castling() {
-    let mut solver = Solver::new();
-    let mut failures = Vec::new();
-    let mut covered = 0;
-    for n in 0..chess_service::rules::CHESS960_POSITIONS {
-        let Some(white_fen) = castling_only_fen(n) else {
-            continue;
-        };
-        covered += 1;
-        for (winner, fen) in [
-            (Color::White, white_fen.to_string()),
-            (Color::Black, mirrored_fen(white_fen)),
-        ] {
-            let pos = Position::from_fen(&fen, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {fen}: {e}"));
-            assert!(
-                pos.castling_fen() != "-",
-                "{n}: {fen} keeps its castling right"
-            );
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Winnable { helpmate, .. }) => {
-                    if let Err(e) = replay_mates(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): bad helpmate: {e}"));
-                    } else if !castles(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): helpmate never castles"));
-                    }
-                }
-                other => failures.push(format!("{n} {fen} ({winner:?}): {other:?}")),
-            }
-            let stripped = without_castling(&fen, winner);
-            let pos = Position::from_fen(&stripped, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {stripped}: {e}"));
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Unwinnable { .. }) => {}
-                other => failures.push(format!(
-                    "{n} {stripped} ({winner:?}) without castling: {other:?}"
-                )),
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failures: {failures:#?}",
-        failures.len()
-    );
-    assert_eq!(covered, 360, "arrangements covered");
 }
 
 /// Verdicts agree with the moves: on random low-material positions, playing the first move

@@ -5,6 +5,7 @@ BASIC view, and the bearer token as default metadata."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import chess
 import grpc
@@ -23,6 +24,8 @@ from chess_service_client import (
     UnauthenticatedError,
     pb,
 )
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_new_game_play_and_get(client: ChessClient) -> None:
@@ -248,6 +251,48 @@ def test_winnability_with_a_helpmate_python_chess_replays(client: ChessClient) -
     assert e.value.reason == ErrorReason.INVALID_FEN
     with pytest.raises(ValueError):
         client.winnability()
+
+
+def _strike_castling(fen: str) -> str:
+    fields = fen.split(" ")
+    fields[2] = "-"
+    return " ".join(fields)
+
+
+def test_chess960_positions_that_need_castling(client: ChessClient) -> None:
+    # One position for each placement of king and castling rook (tests/data/
+    # chess960_castling.txt), and each seen from Black's side: python-chess confirms that
+    # castling is the winner's only mate and that every other move stalemates, so only a
+    # helpmate that castles exists; the server must find it, and, rights struck, say
+    # UNWINNABLE.
+    path = REPO_ROOT / "tests" / "data" / "chess960_castling.txt"
+    fens = [l for l in path.read_text().splitlines() if l.strip() and not l.startswith("#")]
+    assert len(fens) == 13
+    for white_fen in fens:
+        for fen in (white_fen, chess.Board(white_fen, chess960=True).mirror().fen()):
+            board = chess.Board(fen, chess960=True)
+            winner = board.turn
+            mates = []
+            for move in list(board.legal_moves):
+                board.push(move)
+                if board.is_checkmate():
+                    mates.append(move)
+                else:
+                    assert board.is_stalemate(), (fen, move.uci())
+                board.pop()
+            assert len(mates) == 1 and board.is_castling(mates[0]), (fen, mates)
+            answer = client.winnability(fen=fen, variant=pb.VARIANT_CHESS960)
+            side = answer.white if winner == chess.WHITE else answer.black
+            assert side.verdict == pb.WINNABILITY_VERDICT_WINNABLE, fen
+            castled = False
+            for uci in side.helpmate:
+                move = board.parse_uci(uci)
+                castled |= board.turn == winner and board.is_castling(move)
+                board.push(move)
+            assert board.is_checkmate() and board.turn != winner and castled, (fen, side.helpmate)
+            struck = client.winnability(fen=_strike_castling(fen), variant=pb.VARIANT_CHESS960)
+            side = struck.white if winner == chess.WHITE else struck.black
+            assert side.verdict == pb.WINNABILITY_VERDICT_UNWINNABLE, fen
 
 
 def test_token_is_sent_as_default_metadata(make_server, tmp_path) -> None:
