@@ -260,14 +260,14 @@ def _strike_castling(fen: str) -> str:
 
 
 def test_chess960_positions_that_need_castling(client: ChessClient) -> None:
-    # One position for each placement of king and castling rook (tests/data/
-    # chess960_castling.txt), and each seen from Black's side: python-chess confirms that
-    # castling is the winner's only mate and that every other move stalemates, so only a
-    # helpmate that castles exists; the server must find it, and, rights struck, say
-    # UNWINNABLE.
+    # The positions of tests/data/chess960_castling.txt (one for each Chess960 start
+    # arrangement, 605 distinct), each also seen from Black's side: python-chess confirms
+    # that castling is the winner's only mate and that every other move stalemates, so
+    # only a helpmate that castles exists; the server must find it and, with the castling
+    # rights struck, say UNWINNABLE.
     path = REPO_ROOT / "tests" / "data" / "chess960_castling.txt"
     fens = [l for l in path.read_text().splitlines() if l.strip() and not l.startswith("#")]
-    assert len(fens) == 13
+    assert len(fens) == 605
     for white_fen in fens:
         for fen in (white_fen, chess.Board(white_fen, chess960=True).mirror().fen()):
             board = chess.Board(fen, chess960=True)
