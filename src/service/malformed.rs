@@ -12,6 +12,12 @@
 //! `UNSUPPORTED_COMPRESSION` (UNIMPLEMENTED, or INTERNAL where the gRPC compression spec
 //! demands it) for compression; counted by reason, logged at most a few lines a second.
 //!
+//! It also refuses a gRPC-Web request on the main port (`GRPC_WEB_ON_GRPC_PORT`,
+//! UNIMPLEMENTED), which tonic would otherwise answer as gRPC, in a form a browser's
+//! gRPC-Web client cannot read (or, for `grpc-web-text`, as MALFORMED_REQUEST). The
+//! answer is in gRPC-Web's form and names the listener that speaks it. On the gRPC-Web
+//! listener this layer sits inside the translation, so it never sees gRPC-Web there.
+//!
 //! tonic's answers are known by the `tonic::Status` it leaves in the response's
 //! extensions and by its messages (tonic 0.14, tonic-prost 0.14); a test sends each
 //! kind of bad bytes to every method, so a tonic that words them otherwise fails it.
@@ -62,6 +68,30 @@ pub fn classify(status: &tonic::Status) -> Option<ServiceError> {
     }
 }
 
+/// The request's content type when it is gRPC-Web's (`application/grpc-web`,
+/// `application/grpc-web+proto`, `application/grpc-web-text`, ...).
+fn grpc_web_content_type<B>(request: &http::Request<B>) -> Option<&http::HeaderValue> {
+    const GRPC_WEB: &str = "application/grpc-web";
+    let value = request.headers().get(http::header::CONTENT_TYPE)?;
+    let text = value.to_str().ok()?;
+    text.get(..GRPC_WEB.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(GRPC_WEB))
+        .then_some(value)
+}
+
+/// The refusal of a gRPC-Web request on the main port: trailers-only, with the request's
+/// own content type, as a gRPC-Web client expects.
+fn refuse_grpc_web<B: Default>(path: &str, content_type: &http::HeaderValue) -> http::Response<B> {
+    let error = ServiceError::GrpcWebOnGrpcPort {
+        content_type: clipped(&String::from_utf8_lossy(content_type.as_bytes())),
+    };
+    let mut response = refused(path, error, None);
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, content_type.clone());
+    response
+}
+
 /// The answer rewritten when it is one of tonic's decoding statuses.
 fn rewrite<B: Default>(path: &str, response: http::Response<B>) -> http::Response<B> {
     let Some(status) = response.extensions().get::<tonic::Status>() else {
@@ -71,6 +101,16 @@ fn rewrite<B: Default>(path: &str, response: http::Response<B>) -> http::Respons
         return response;
     };
     let accepted = status.metadata().get(ACCEPT_ENCODING).cloned();
+    refused(path, error, accepted)
+}
+
+/// The answer for a request refused with `error`: logged (rate-limited), counted, and
+/// turned into its status (`accepted`: the encodings to name in the answer's headers).
+fn refused<B: Default>(
+    path: &str,
+    error: ServiceError,
+    accepted: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
+) -> http::Response<B> {
     if let Some(left_out) = refusal_log::admit(error.error_reason()) {
         tracing::info!(
             path = %Clean::new(path, 96),
@@ -126,6 +166,10 @@ where
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let path = request.uri().path().to_string();
+        if let Some(content_type) = grpc_web_content_type(&request) {
+            let answer = refuse_grpc_web(&path, content_type);
+            return Box::pin(async move { Ok(answer) });
+        }
         let answer = self.inner.call(request);
         Box::pin(async move { Ok(rewrite(&path, answer.await?)) })
     }
@@ -134,6 +178,35 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_web_content_types_are_told_from_grpc() {
+        let request = |content_type: &str| {
+            http::Request::builder()
+                .header(http::header::CONTENT_TYPE, content_type)
+                .body(())
+                .unwrap()
+        };
+        for web in [
+            "application/grpc-web",
+            "application/grpc-web+proto",
+            "application/grpc-web-text",
+            "application/grpc-web-text+proto",
+            "Application/gRPC-Web+proto",
+        ] {
+            assert!(grpc_web_content_type(&request(web)).is_some(), "{web}");
+        }
+        for grpc in [
+            "application/grpc",
+            "application/grpc+proto",
+            "application/gr",
+            "",
+        ] {
+            assert!(grpc_web_content_type(&request(grpc)).is_none(), "{grpc}");
+        }
+        let none = http::Request::builder().body(()).unwrap();
+        assert!(grpc_web_content_type(&none).is_none());
+    }
 
     #[test]
     fn tonic_decoding_statuses_become_caller_errors() {

@@ -206,3 +206,53 @@ async fn the_web_listener_keeps_the_accept_loops_limits() {
     let answer = call_http1(&addr, LEGAL_MOVES, &legal_moves_request(), &[]).await;
     assert_eq!(answer.grpc_status(), Some(0), "{answer:?}");
 }
+
+/// gRPC-Web sent to the main port, which speaks gRPC only, is refused in gRPC-Web's form
+/// (so a browser's client can read it): UNIMPLEMENTED, GRPC_WEB_ON_GRPC_PORT, naming the
+/// listener that speaks it. gRPC on the same port is answered as ever.
+#[tokio::test]
+async fn grpc_web_on_the_main_port_is_refused_naming_the_web_listener() {
+    let server = Server::start(&[]);
+    let answer = call_http2(&server.addr, LEGAL_MOVES, &legal_moves_request(), &[]).await;
+    assert_eq!(answer.code, 200, "{answer:?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/grpc-web+proto"),
+        "{answer:?}"
+    );
+    assert_eq!(
+        answer.grpc_status(),
+        Some(tonic::Code::Unimplemented as i32),
+        "{answer:?}"
+    );
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in &answer.headers {
+        headers.append(
+            http::HeaderName::from_bytes(name.as_bytes()).expect("a header name"),
+            http::HeaderValue::from_str(value).expect("a header value"),
+        );
+    }
+    let status = tonic::Status::from_header_map(&headers).expect("a trailers-only status");
+    assert!(
+        status.message().contains("--grpc-web-listen"),
+        "{}",
+        status.message()
+    );
+    let info = crate::common::server::error_info(&status);
+    assert_eq!(info.reason, "GRPC_WEB_ON_GRPC_PORT");
+    assert_eq!(
+        info.metadata.get("content_type").map(String::as_str),
+        Some("application/grpc-web+proto")
+    );
+
+    let mut client = server.client().await;
+    let moves = client
+        .legal_moves(pb::LegalMovesRequest {
+            position: Some(pb::legal_moves_request::Position::Fen(START.into())),
+            variant: 0,
+        })
+        .await
+        .expect("gRPC is answered")
+        .into_inner();
+    assert_eq!(moves.moves.len(), 20);
+}

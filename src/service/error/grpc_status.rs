@@ -89,7 +89,7 @@ impl ServiceError {
                 Code::ResourceExhausted
             }
             MalformedRequest { .. } => Code::InvalidArgument,
-            CompressionNotAccepted { .. } => Code::Unimplemented,
+            CompressionNotAccepted { .. } | GrpcWebOnGrpcPort { .. } => Code::Unimplemented,
             CompressedWithoutEncoding => Code::Internal,
             TooManyPerftsForCaller { .. } => Code::ResourceExhausted,
         }
@@ -115,6 +115,7 @@ impl ServiceError {
             InvalidTag(e) => put("tag", e.tag().to_string()),
             MalformedRequest { problem } => put("problem", problem.clone()),
             CompressionNotAccepted { encoding } => put("encoding", encoding.clone()),
+            GrpcWebOnGrpcPort { content_type } => put("content_type", content_type.clone()),
             GameOver { id, status } => {
                 put("game_id", id.clone());
                 put("status", proto_status_name(*status).to_string());

@@ -511,6 +511,14 @@ pub enum ServiceError {
         "protocol error: a message has its compressed flag set but the request names no grpc-encoding; send it uncompressed (flag 0)"
     )]
     CompressedWithoutEncoding,
+    /// A gRPC-Web request on the main port, which speaks gRPC only.
+    #[error(
+        "this is the gRPC port, and the request is gRPC-Web (content-type {content_type}); send gRPC-Web to the server's gRPC-Web listener (--grpc-web-listen, CHESS_GRPC_WEB_LISTEN), or call this port with a gRPC client"
+    )]
+    GrpcWebOnGrpcPort {
+        /// The request's content type (clipped).
+        content_type: String,
+    },
     /// The caller already has `--perft-max-per-caller` perfts computing.
     #[error(
         "this caller already has {max} perfts computing, the most one caller may (--perft-max-per-caller; a caller is a token, or a connection on a server without tokens); wait for one to finish"
@@ -674,6 +682,7 @@ impl ServiceError {
             Overloaded { .. } | UnsentAnswersFull { .. } => R::Overloaded,
             MalformedRequest { .. } => R::MalformedRequest,
             CompressionNotAccepted { .. } | CompressedWithoutEncoding => R::UnsupportedCompression,
+            GrpcWebOnGrpcPort { .. } => R::GrpcWebOnGrpcPort,
         }
     }
 

@@ -170,3 +170,8 @@ class ErrorReason(enum.IntEnum):
     #: INVALID_ARGUMENT: a ListGames `tenant` that is not 1 to 64 characters of
     #: `A-Z a-z 0-9 - _ . ~`.
     INVALID_TENANT = 57
+    #: UNIMPLEMENTED: a gRPC-Web request (content-type `application/grpc-web...`) on the
+    #: main gRPC port, which speaks gRPC only; gRPC-Web is served on the listener
+    #: `--grpc-web-listen` opens. Answered in gRPC-Web's form, so that a browser's client
+    #: can read it. Metadata `content_type` (clipped).
+    GRPC_WEB_ON_GRPC_PORT = 58

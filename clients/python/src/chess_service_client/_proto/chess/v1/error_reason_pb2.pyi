@@ -64,6 +64,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MALFORMED_REQUEST: _ClassVar[ErrorReason]
     UNSUPPORTED_COMPRESSION: _ClassVar[ErrorReason]
     INVALID_TENANT: _ClassVar[ErrorReason]
+    GRPC_WEB_ON_GRPC_PORT: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 INVALID_FEN: ErrorReason
 INVALID_MOVE_TEXT: ErrorReason
@@ -122,3 +123,4 @@ PGN_MULTIPLE_GAMES: ErrorReason
 MALFORMED_REQUEST: ErrorReason
 UNSUPPORTED_COMPRESSION: ErrorReason
 INVALID_TENANT: ErrorReason
+GRPC_WEB_ON_GRPC_PORT: ErrorReason
