@@ -160,6 +160,13 @@ impl<'a> Search<'a> {
     /// Depth-first helpmate search from `pos`, `depth` plies charged so far. True when a
     /// mate is found (the line from the root is then in `self.line`).
     fn helpmate(&mut self, pos: &Position, depth: u8) -> bool {
+        let at_leaf = depth >= self.max_depth || self.line.len() >= MAX_LINE;
+        if at_leaf && self.interrupted {
+            // Once this iteration is cut somewhere, a leaf can only change the result by
+            // being Black's checkmate: a table hit, a stalemate, White's material and a
+            // cut all return false alike. So only Black in check needs a look.
+            return pos.turn() == Color::Black && pos.is_check() && !has_legal_move(pos);
+        }
         let plies_left = self.max_depth.saturating_sub(depth);
         let key = pos.zobrist();
         if let Some(t) = self.table.as_deref()
@@ -169,7 +176,6 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let at_leaf = depth >= self.max_depth || self.line.len() >= MAX_LINE;
         if at_leaf {
             // Only whether a move exists matters here: count instead of listing.
             if !has_legal_move(pos) {
@@ -202,13 +208,21 @@ impl<'a> Search<'a> {
                 return false;
             }
             let variation = classify(&facts, m, self.guidance);
-            let mut next = *pos;
-            next.play_trusted(m);
             let new_depth = match variation {
                 Variation::Reward => depth,
                 Variation::Punish => depth.saturating_add(4),
                 Variation::Normal => depth + u8::from(!self.past_progress),
             };
+            if facts.turn() == Color::Black
+                && self.interrupted
+                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE)
+            {
+                // A leaf with White to move, once the iteration is cut: false whatever
+                // it is (see the top of this function), so the move need not be played.
+                continue;
+            }
+            let mut next = *pos;
+            next.play_trusted(m);
             self.line.push(m);
             let saved = self.past_progress;
             self.past_progress = variation == Variation::Reward;
