@@ -4,15 +4,16 @@
 
 use super::super::attacks::{self, Magic, Sliders};
 use super::super::bitboard::Bitboard;
-use super::super::moves::{Move, MoveKind, MoveList};
+use super::super::moves::{Move, MoveKind};
 use super::super::piece::Role;
 use super::super::position::Position;
 use super::super::square::{Color, Square};
 use super::heuristics::{Guidance, NodeFacts, Variation, classify};
 use super::identity::IdentitySet;
 use super::material::insufficient_white_material;
-use super::order::legal_moves_ordered;
+use super::order::gather;
 use super::tt::Table;
+use std::ops::ControlFlow;
 
 /// The longest line the search builds (forced moves included).
 pub(super) const MAX_LINE: usize = 128;
@@ -91,11 +92,14 @@ impl<'a> Search<'a> {
     /// Counts one node against the caller's budget; false once it is spent.
     #[inline(always)]
     fn charge(&mut self) -> bool {
-        *self.spent += 1;
-        if super::stop::requested(*self.spent) {
-            *self.spent = u64::MAX / 2;
+        // One load and one store: re-reading `spent` after the increment would wait on
+        // the store at every node.
+        let mut spent = *self.spent + 1;
+        if super::stop::requested(spent) {
+            spent = u64::MAX / 2;
         }
-        if *self.spent > self.budget {
+        *self.spent = spent;
+        if spent > self.budget {
             self.exhausted = true;
         }
         !self.exhausted
@@ -190,8 +194,7 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let mut moves = MoveList::new();
-        legal_moves_ordered(pos, &mut moves);
+        let mut moves = gather(pos);
         if moves.is_empty() {
             return pos.turn() == Color::Black && pos.is_check();
         }
@@ -204,11 +207,13 @@ impl<'a> Search<'a> {
 
         let facts = NodeFacts::new(pos);
         let mut checks: Option<Checks> = None;
-        for &m in moves.iter() {
+        // The moves are visited straight from the generator's batches, in chasolver's
+        // order, without building a list: most of them are only counted.
+        match moves.visit(|m| {
             self.iteration_nodes += 1;
             if self.limit_reached() || !self.charge() {
                 self.interrupted = true;
-                return false;
+                return ControlFlow::Break(false);
             }
             let variation = classify(&facts, m, self.guidance);
             let new_depth = match variation {
@@ -222,7 +227,7 @@ impl<'a> Search<'a> {
             {
                 // A leaf with White to move, once the iteration is cut: false whatever
                 // it is (see the top of this function), so the move need not be played.
-                continue;
+                return ControlFlow::Continue(());
             }
             if facts.turn() == Color::White
                 && variation == Variation::Normal
@@ -235,7 +240,7 @@ impl<'a> Search<'a> {
             {
                 // A leaf with Black to move and not in check, once the iteration is cut:
                 // false as well.
-                continue;
+                return ControlFlow::Continue(());
             }
             let mut next = *pos;
             next.play_trusted(m);
@@ -243,12 +248,15 @@ impl<'a> Search<'a> {
             let saved = self.past_progress;
             self.past_progress = variation == Variation::Reward;
             if self.helpmate(&next, new_depth) {
-                return true;
+                return ControlFlow::Break(true);
             }
             self.past_progress = saved;
             self.line.pop();
+            ControlFlow::Continue(())
+        }) {
+            ControlFlow::Break(found) => found,
+            ControlFlow::Continue(()) => false,
         }
-        false
     }
 }
 
