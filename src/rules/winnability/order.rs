@@ -107,39 +107,45 @@ pub(super) struct Moves {
 }
 
 #[inline(always)]
-fn gather_with<S: Sliders>(pos: &Position) -> Moves {
-    let mut c = Collect {
-        pieces: [MaybeUninit::uninit(); 40],
-        n_pieces: 0,
-        pawns: [MaybeUninit::uninit(); 160],
-        n_pawns: 0,
-        specials: [MaybeUninit::uninit(); 4],
-        n_specials: 0,
-    };
-    generate::<S, _>(pos, &mut c);
-    Moves {
-        c,
-        king: pos.king(pos.turn()),
-    }
+fn gather_with<S: Sliders>(pos: &Position, moves: &mut Moves) {
+    generate::<S, _>(pos, &mut moves.c);
+    moves.king = pos.king(pos.turn());
 }
 
-/// The legal moves of `pos`, gathered for [`Moves::visit`].
+/// The legal moves of `pos`, gathered for [`Moves::visit`] in place (the batches are a
+/// kilobyte or so: returning them by value would copy them at every node).
 #[inline]
-pub(super) fn gather(pos: &Position) -> Moves {
+pub(super) fn gather(pos: &Position, moves: &mut Moves) {
     if attacks::has_bmi2() {
         // SAFETY: the CPU has BMI2.
-        unsafe { gather_bmi2(pos) }
+        unsafe { gather_bmi2(pos, moves) }
     } else {
-        gather_with::<Magic>(pos)
+        gather_with::<Magic>(pos, moves)
     }
 }
 
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
-unsafe fn gather_bmi2(pos: &Position) -> Moves {
-    gather_with::<Pext>(pos)
+unsafe fn gather_bmi2(pos: &Position, moves: &mut Moves) {
+    gather_with::<Pext>(pos, moves)
 }
 
 impl Moves {
+    /// No moves yet (nothing is zeroed).
+    #[inline(always)]
+    pub(super) fn new() -> Moves {
+        Moves {
+            c: Collect {
+                pieces: [MaybeUninit::uninit(); 40],
+                n_pieces: 0,
+                pawns: [MaybeUninit::uninit(); 160],
+                n_pawns: 0,
+                specials: [MaybeUninit::uninit(); 4],
+                n_specials: 0,
+            },
+            king: Square::A1,
+        }
+    }
+
     /// No legal move.
     #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
@@ -231,7 +237,9 @@ fn insertion_sort(keys: &mut [u32]) {
 /// The legal moves of `pos`, in chasolver's order, appended to `out`.
 #[cfg(test)]
 fn legal_moves_ordered(pos: &Position, out: &mut MoveList) {
-    let _ = gather(pos).visit(|m| {
+    let mut moves = Moves::new();
+    gather(pos, &mut moves);
+    let _ = moves.visit(|m| {
         out.push(m);
         ControlFlow::<()>::Continue(())
     });

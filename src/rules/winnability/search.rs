@@ -11,7 +11,7 @@ use super::super::square::{Color, Square};
 use super::heuristics::{Guidance, NodeFacts, Variation, classify};
 use super::identity::IdentitySet;
 use super::material::insufficient_white_material;
-use super::order::gather;
+use super::order::{Moves, gather};
 use super::tt::Table;
 use std::ops::ControlFlow;
 
@@ -194,7 +194,8 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let mut moves = gather(pos);
+        let mut moves = Moves::new();
+        gather(pos, &mut moves);
         if moves.is_empty() {
             return pos.turn() == Color::Black && pos.is_check();
         }
