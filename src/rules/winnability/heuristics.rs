@@ -47,6 +47,14 @@ impl NodeFacts {
     }
 }
 
+impl NodeFacts {
+    /// The side to move.
+    #[inline(always)]
+    pub(super) fn turn(&self) -> Color {
+        self.turn
+    }
+}
+
 /// A move that captures a piece on its destination (en passant and castling do not count,
 /// as in chasolver).
 #[inline(always)]

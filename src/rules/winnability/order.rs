@@ -8,11 +8,14 @@
 use super::super::attacks::{self, Magic, Pext, Sliders};
 use super::super::bitboard::Bitboard;
 use super::super::movegen::{MoveSink, PawnBatch, generate};
-use super::super::moves::{Move, MoveKind, MoveList};
+#[cfg(test)]
+use super::super::moves::MoveList;
+use super::super::moves::{Move, MoveKind};
 use super::super::piece::Role;
 use super::super::position::Position;
 use super::super::square::Square;
 use std::mem::MaybeUninit;
+use std::ops::ControlFlow;
 
 /// The generator's batches, gathered for reordering (left uninitialised past the counts:
 /// a node must not pay for zeroing them).
@@ -96,78 +99,125 @@ const PROMOTIONS: [MoveKind; 4] = [
     MoveKind::PromoteBishop,
 ];
 
-#[inline(always)]
-fn ordered<S: Sliders>(pos: &Position, out: &mut MoveList) {
-    let mut c = Collect {
-        pieces: [MaybeUninit::uninit(); 40],
-        n_pieces: 0,
-        pawns: [MaybeUninit::uninit(); 160],
-        n_pawns: 0,
-        specials: [MaybeUninit::uninit(); 4],
-        n_specials: 0,
-    };
-    generate::<S, _>(pos, &mut c);
+/// A node's legal moves as the generator's batches, ready to visit in chasolver's order.
+pub(super) struct Moves {
+    c: Collect,
+    /// The side to move's king (where its steps start when it has none).
+    king: Square,
+}
 
-    let pawns = c.pawns_mut();
-    insertion_sort(pawns);
-    for &key in pawns.iter() {
-        let from = Square::new((key >> 9) as u8);
-        let to = Square::new(((key >> 3) & 63) as u8);
-        let kind = match key & 7 {
-            0 if from.rank().index().abs_diff(to.rank().index()) == 2 => MoveKind::DoublePush,
-            0 => MoveKind::Normal,
-            code => PROMOTIONS[(code - 1) as usize],
-        };
-        out.push(Move::new(Role::Pawn, from, to, kind));
+#[inline(always)]
+fn gather_with<S: Sliders>(pos: &Position, moves: &mut Moves) {
+    generate::<S, _>(pos, &mut moves.c);
+    moves.king = pos.king(pos.turn());
+}
+
+/// The legal moves of `pos`, gathered for [`Moves::visit`] in place (the batches are a
+/// kilobyte or so: returning them by value would copy them at every node).
+#[inline]
+pub(super) fn gather(pos: &Position, moves: &mut Moves) {
+    if attacks::has_bmi2() {
+        // SAFETY: the CPU has BMI2.
+        unsafe { gather_bmi2(pos, moves) }
+    } else {
+        gather_with::<Magic>(pos, moves)
     }
-    for &m in c.specials() {
-        if m.kind == MoveKind::EnPassant {
-            out.push(m);
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
+unsafe fn gather_bmi2(pos: &Position, moves: &mut Moves) {
+    gather_with::<Pext>(pos, moves)
+}
+
+impl Moves {
+    /// No moves yet (nothing is zeroed).
+    #[inline(always)]
+    pub(super) fn new() -> Moves {
+        Moves {
+            c: Collect {
+                pieces: [MaybeUninit::uninit(); 40],
+                n_pieces: 0,
+                pawns: [MaybeUninit::uninit(); 160],
+                n_pawns: 0,
+                specials: [MaybeUninit::uninit(); 4],
+                n_specials: 0,
+            },
+            king: Square::A1,
         }
     }
 
-    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
-        for &(r, from, to) in c.pieces() {
-            if r == role {
-                for t in to {
-                    out.push(Move::new(role, from, t, MoveKind::Normal));
+    /// No legal move.
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.c.n_pieces == 0 && self.c.n_pawns == 0 && self.c.n_specials == 0
+    }
+
+    /// Calls `f` on every move in chasolver's order until it breaks.
+    #[inline(always)]
+    pub(super) fn visit<B>(&mut self, mut f: impl FnMut(Move) -> ControlFlow<B>) -> ControlFlow<B> {
+        let c = &mut self.c;
+        let pawns = c.pawns_mut();
+        insertion_sort(pawns);
+        for &key in pawns.iter() {
+            let from = Square::new((key >> 9) as u8);
+            let to = Square::new(((key >> 3) & 63) as u8);
+            let kind = match key & 7 {
+                0 if from.rank().index().abs_diff(to.rank().index()) == 2 => MoveKind::DoublePush,
+                0 => MoveKind::Normal,
+                code => PROMOTIONS[(code - 1) as usize],
+            };
+            f(Move::new(Role::Pawn, from, to, kind))?;
+        }
+        for &m in c.specials() {
+            if m.kind == MoveKind::EnPassant {
+                f(m)?;
+            }
+        }
+
+        for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+            for &(r, from, to) in c.pieces() {
+                if r == role {
+                    for t in to {
+                        f(Move::new(role, from, t, MoveKind::Normal))?;
+                    }
                 }
             }
         }
-    }
 
-    // The king: steps and castlings merged by the square the king lands on.
-    let mut steps = Bitboard::EMPTY;
-    let mut from = pos.king(pos.turn());
-    for &(r, f, to) in c.pieces() {
-        if r == Role::King {
-            steps = to;
-            from = f;
+        // The king: steps and castlings merged by the square the king lands on.
+        let mut steps = Bitboard::EMPTY;
+        let mut from = self.king;
+        for &(r, king, to) in c.pieces() {
+            if r == Role::King {
+                steps = to;
+                from = king;
+            }
         }
-    }
-    let mut castles: [Option<Move>; 2] = [None, None];
-    let mut n = 0;
-    for &m in c.specials() {
-        if m.kind == MoveKind::Castle && n < 2 {
-            castles[n] = Some(m);
-            n += 1;
+        let mut castles: [Option<Move>; 2] = [None, None];
+        let mut n = 0;
+        for &m in c.specials() {
+            if m.kind == MoveKind::Castle && n < 2 {
+                castles[n] = Some(m);
+                n += 1;
+            }
         }
-    }
-    if n == 2
-        && let (Some(a), Some(b)) = (castles[0], castles[1])
-        && b.king_to() < a.king_to()
-    {
-        castles = [Some(b), Some(a)];
-    }
-    let mut pending = castles.into_iter().flatten().peekable();
-    for t in steps {
-        while let Some(m) = pending.next_if(|m| m.king_to() < t) {
-            out.push(m);
+        if n == 2
+            && let (Some(a), Some(b)) = (castles[0], castles[1])
+            && b.king_to() < a.king_to()
+        {
+            castles = [Some(b), Some(a)];
         }
-        out.push(Move::new(Role::King, from, t, MoveKind::Normal));
-    }
-    for m in pending {
-        out.push(m);
+        let mut pending = castles.into_iter().flatten().peekable();
+        for t in steps {
+            while let Some(m) = pending.next_if(|m| m.king_to() < t) {
+                f(m)?;
+            }
+            f(Move::new(Role::King, from, t, MoveKind::Normal))?;
+        }
+        for m in pending {
+            f(m)?;
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -184,20 +234,15 @@ fn insertion_sort(keys: &mut [u32]) {
     }
 }
 
-/// The legal moves of `pos`, in chasolver's order, appended to `out` (empty on entry; the
-/// caller owns the list so that nothing is copied on return).
-pub(super) fn legal_moves_ordered(pos: &Position, out: &mut MoveList) {
-    if attacks::has_bmi2() {
-        // SAFETY: the CPU has BMI2.
-        unsafe { ordered_bmi2(pos, out) }
-    } else {
-        ordered::<Magic>(pos, out)
-    }
-}
-
-#[cfg_attr(target_arch = "x86_64", target_feature(enable = "bmi2"))]
-unsafe fn ordered_bmi2(pos: &Position, out: &mut MoveList) {
-    ordered::<Pext>(pos, out)
+/// The legal moves of `pos`, in chasolver's order, appended to `out`.
+#[cfg(test)]
+fn legal_moves_ordered(pos: &Position, out: &mut MoveList) {
+    let mut moves = Moves::new();
+    gather(pos, &mut moves);
+    let _ = moves.visit(|m| {
+        out.push(m);
+        ControlFlow::<()>::Continue(())
+    });
 }
 
 #[cfg(test)]

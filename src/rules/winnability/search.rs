@@ -2,15 +2,18 @@
 //! heuristics and an optional transposition table. Everything is counted in nodes (one
 //! node per move tried), so a verdict never depends on the clock.
 
-use super::super::attacks::{self, Magic};
-use super::super::moves::{Move, MoveList};
+use super::super::attacks::{self, Magic, Sliders};
+use super::super::bitboard::Bitboard;
+use super::super::moves::{Move, MoveKind};
+use super::super::piece::Role;
 use super::super::position::Position;
-use super::super::square::Color;
+use super::super::square::{Color, Square};
 use super::heuristics::{Guidance, NodeFacts, Variation, classify};
 use super::identity::IdentitySet;
 use super::material::insufficient_white_material;
-use super::order::legal_moves_ordered;
+use super::order::{Moves, gather};
 use super::tt::Table;
+use std::ops::ControlFlow;
 
 /// The longest line the search builds (forced moves included).
 pub(super) const MAX_LINE: usize = 128;
@@ -89,11 +92,14 @@ impl<'a> Search<'a> {
     /// Counts one node against the caller's budget; false once it is spent.
     #[inline(always)]
     fn charge(&mut self) -> bool {
-        *self.spent += 1;
-        if super::stop::requested(*self.spent) {
-            *self.spent = u64::MAX / 2;
+        // One load and one store: re-reading `spent` after the increment would wait on
+        // the store at every node.
+        let mut spent = *self.spent + 1;
+        if super::stop::requested(spent) {
+            spent = u64::MAX / 2;
         }
-        if *self.spent > self.budget {
+        *self.spent = spent;
+        if spent > self.budget {
             self.exhausted = true;
         }
         !self.exhausted
@@ -160,6 +166,13 @@ impl<'a> Search<'a> {
     /// Depth-first helpmate search from `pos`, `depth` plies charged so far. True when a
     /// mate is found (the line from the root is then in `self.line`).
     fn helpmate(&mut self, pos: &Position, depth: u8) -> bool {
+        let at_leaf = depth >= self.max_depth || self.line.len() >= MAX_LINE;
+        if at_leaf && self.interrupted {
+            // Once this iteration is cut somewhere, a leaf can only change the result by
+            // being Black's checkmate: a table hit, a stalemate, White's material and a
+            // cut all return false alike. So only Black in check needs a look.
+            return pos.turn() == Color::Black && pos.is_check() && !has_legal_move(pos);
+        }
         let plies_left = self.max_depth.saturating_sub(depth);
         let key = pos.zobrist();
         if let Some(t) = self.table.as_deref()
@@ -169,7 +182,6 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let at_leaf = depth >= self.max_depth || self.line.len() >= MAX_LINE;
         if at_leaf {
             // Only whether a move exists matters here: count instead of listing.
             if !has_legal_move(pos) {
@@ -182,8 +194,8 @@ impl<'a> Search<'a> {
             return false;
         }
 
-        let mut moves = MoveList::new();
-        legal_moves_ordered(pos, &mut moves);
+        let mut moves = Moves::new();
+        gather(pos, &mut moves);
         if moves.is_empty() {
             return pos.turn() == Color::Black && pos.is_check();
         }
@@ -195,30 +207,57 @@ impl<'a> Search<'a> {
         }
 
         let facts = NodeFacts::new(pos);
-        for &m in moves.iter() {
+        let mut checks: Option<Checks> = None;
+        // The moves are visited straight from the generator's batches, in chasolver's
+        // order, without building a list: most of them are only counted.
+        match moves.visit(|m| {
             self.iteration_nodes += 1;
             if self.limit_reached() || !self.charge() {
                 self.interrupted = true;
-                return false;
+                return ControlFlow::Break(false);
             }
             let variation = classify(&facts, m, self.guidance);
-            let mut next = *pos;
-            next.play_trusted(m);
             let new_depth = match variation {
                 Variation::Reward => depth,
                 Variation::Punish => depth.saturating_add(4),
                 Variation::Normal => depth + u8::from(!self.past_progress),
             };
+            if facts.turn() == Color::Black
+                && self.interrupted
+                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE)
+            {
+                // A leaf with White to move, once the iteration is cut: false whatever
+                // it is (see the top of this function), so the move need not be played.
+                return ControlFlow::Continue(());
+            }
+            if facts.turn() == Color::White
+                && variation == Variation::Normal
+                && m.kind == MoveKind::Normal
+                && self.interrupted
+                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE)
+                && !checks
+                    .get_or_insert_with(|| Checks::new(pos))
+                    .gives_check(m)
+            {
+                // A leaf with Black to move and not in check, once the iteration is cut:
+                // false as well.
+                return ControlFlow::Continue(());
+            }
+            let mut next = *pos;
+            next.play_trusted(m);
             self.line.push(m);
             let saved = self.past_progress;
             self.past_progress = variation == Variation::Reward;
             if self.helpmate(&next, new_depth) {
-                return true;
+                return ControlFlow::Break(true);
             }
             self.past_progress = saved;
             self.line.pop();
+            ControlFlow::Continue(())
+        }) {
+            ControlFlow::Break(found) => found,
+            ControlFlow::Continue(()) => false,
         }
-        false
     }
 }
 
@@ -235,4 +274,105 @@ fn has_legal_move(pos: &Position) -> bool {
         }
     }
     pos.has_legal_move()
+}
+
+/// Which of the side to move's ordinary moves (neither castling, en passant nor a
+/// promotion) give check, without playing them: the squares each piece would check the
+/// enemy king from, and the pieces whose leaving a line uncovers a check.
+struct Checks {
+    king: Square,
+    knight: Bitboard,
+    bishop: Bitboard,
+    rook: Bitboard,
+    pawn: Bitboard,
+    discoverers: Bitboard,
+}
+
+impl Checks {
+    fn new(pos: &Position) -> Checks {
+        let us = pos.turn();
+        let king = pos.king(!us);
+        let occupied = pos.occupied();
+        let ours = pos.by_color(us);
+        let queens = pos.by_role(Role::Queen);
+        let snipers = ((attacks::rook_rays(king) & (pos.by_role(Role::Rook) | queens))
+            | (attacks::bishop_rays(king) & (pos.by_role(Role::Bishop) | queens)))
+            & ours;
+        let mut discoverers = Bitboard::EMPTY;
+        for sniper in snipers {
+            let blockers = attacks::between(king, sniper) & occupied;
+            if blockers.any() && !blockers.more_than_one() {
+                discoverers |= blockers & ours;
+            }
+        }
+        Checks {
+            king,
+            knight: attacks::knight_attacks(king),
+            bishop: Magic::bishop(king, occupied),
+            rook: Magic::rook(king, occupied),
+            pawn: attacks::pawn_attacks(!us, king),
+            discoverers,
+        }
+    }
+
+    /// Whether `m`, an ordinary move of the side to move, checks the enemy king. Direct
+    /// checks are read off the squares attacked from the king with the occupancy before
+    /// the move: the piece's own square could only shorten that ray if the piece already
+    /// gave check along it, which cannot be with the other side not to move.
+    #[inline(always)]
+    fn gives_check(&self, m: Move) -> bool {
+        let direct = match m.role {
+            Role::Pawn => self.pawn,
+            Role::Knight => self.knight,
+            Role::Bishop => self.bishop,
+            Role::Rook => self.rook,
+            Role::Queen => self.bishop | self.rook,
+            Role::King => Bitboard::EMPTY,
+        };
+        direct.contains(m.to)
+            || (self.discoverers.contains(m.from)
+                && !attacks::line(self.king, m.from).contains(m.to))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::position::Variant;
+    use super::*;
+
+    /// `Checks` agrees with playing the move, on every ordinary move of the first
+    /// thousand positions of chasolver's lichess file, either side to move.
+    #[test]
+    fn gives_check_agrees_with_playing_the_move() {
+        let text = include_str!("../../../tests/data/chasolver_lichess.txt");
+        let mut tried = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')).take(1000) {
+            let Some((_, fen)) = line.split_once(' ') else {
+                continue;
+            };
+            let flipped = if fen.contains(" w ") {
+                fen.replacen(" w ", " b ", 1)
+            } else {
+                fen.replacen(" b ", " w ", 1)
+            };
+            for fen in [fen, flipped.as_str()] {
+                let Ok(pos) = Position::from_fen(fen, Variant::Standard) else {
+                    continue;
+                };
+                if pos.is_check() || pos.attackers(pos.king(!pos.turn()), pos.turn()).any() {
+                    continue;
+                }
+                let checks = Checks::new(&pos);
+                for &m in pos.legal_moves().iter() {
+                    if m.kind == MoveKind::Normal {
+                        let mut next = pos;
+                        next.play_trusted(m);
+                        assert_eq!(checks.gives_check(m), next.is_check(), "{fen} {m:?}");
+                        tried += 1;
+                    }
+                }
+            }
+        }
+        assert!(tried > 10_000, "{tried}");
+    }
 }
