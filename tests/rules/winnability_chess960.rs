@@ -126,6 +126,47 @@ fn castles(pos: &Position, winner: Color, helpmate: &[Move]) -> bool {
     })
 }
 
+/// The Chess960 position of `fen` (for arrangement `n`), which must keep a castling right.
+fn chess960_position(n: u32, fen: &str) -> Position {
+    let pos =
+        Position::from_fen(fen, Variant::Chess960).unwrap_or_else(|e| panic!("{n}: {fen}: {e}"));
+    assert!(
+        pos.castling_fen() != "-",
+        "{n}: {fen} keeps a castling right"
+    );
+    pos
+}
+
+/// The solver's half of a "needs castling" proof: Winnable with a helpmate that replays to
+/// mate and in which `winner` castles; with `winner`'s castling rights struck, Unwinnable.
+fn solver_needs_castling(
+    solver: &mut Solver,
+    pos: &Position,
+    winner: Color,
+    failures: &mut Vec<String>,
+) {
+    let fen = pos.to_fen();
+    match solver.solve(pos, winner) {
+        Ok(Verdict::Winnable { helpmate, .. }) => {
+            if let Err(e) = replay_mates(pos, winner, &helpmate) {
+                failures.push(format!("{fen} ({winner:?}): bad helpmate: {e}"));
+            } else if !castles(pos, winner, &helpmate) {
+                failures.push(format!("{fen} ({winner:?}): helpmate never castles"));
+            }
+        }
+        other => failures.push(format!("{fen} ({winner:?}): {other:?}")),
+    }
+    let stripped = without_castling(&fen, winner);
+    let pos = Position::from_fen(&stripped, Variant::Chess960)
+        .unwrap_or_else(|e| panic!("{stripped}: {e}"));
+    match solver.solve(&pos, winner) {
+        Ok(Verdict::Unwinnable { .. }) => {}
+        other => failures.push(format!(
+            "{stripped} ({winner:?}) without castling: {other:?}"
+        )),
+    }
+}
+
 /// Chess960 positions whose only helpmates castle, both colours: one for every start
 /// arrangement whose king stands next to a rook as f1-g1, g1-h1, b1-c1 or c1-d1 (king
 /// first), 360 of the 960. The position depends only on those two squares (the rest of the
@@ -154,31 +195,8 @@ fn chess960_helpmates_that_need_castling() {
             (Color::White, white_fen.to_string()),
             (Color::Black, mirrored_fen(white_fen)),
         ] {
-            let pos = Position::from_fen(&fen, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {fen}: {e}"));
-            assert!(
-                pos.castling_fen() != "-",
-                "{n}: {fen} keeps its castling right"
-            );
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Winnable { helpmate, .. }) => {
-                    if let Err(e) = replay_mates(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): bad helpmate: {e}"));
-                    } else if !castles(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): helpmate never castles"));
-                    }
-                }
-                other => failures.push(format!("{n} {fen} ({winner:?}): {other:?}")),
-            }
-            let stripped = without_castling(&fen, winner);
-            let pos = Position::from_fen(&stripped, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {stripped}: {e}"));
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Unwinnable { .. }) => {}
-                other => failures.push(format!(
-                    "{n} {stripped} ({winner:?}) without castling: {other:?}"
-                )),
-            }
+            let pos = chess960_position(n, &fen);
+            solver_needs_castling(&mut solver, &pos, winner, &mut failures);
         }
     }
     assert!(
@@ -439,32 +457,12 @@ fn every_chess960_arrangement_has_a_position_that_needs_castling() {
             (Color::White, white_fen.clone()),
             (Color::Black, mirrored_fen(&white_fen)),
         ] {
-            let pos = Position::from_fen(&fen, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {fen}: {e}"));
-            assert!(pos.castling_fen() != "-", "{n}: {fen} keeps its right");
+            let pos = chess960_position(n, &fen);
             if let Err(e) = only_castling_mates(&pos) {
                 failures.push(format!("{n} {fen} ({winner:?}): {idea:?}: {e}"));
                 continue;
             }
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Winnable { helpmate, .. }) => {
-                    if let Err(e) = replay_mates(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): bad helpmate: {e}"));
-                    } else if !castles(&pos, winner, &helpmate) {
-                        failures.push(format!("{n} {fen} ({winner:?}): helpmate never castles"));
-                    }
-                }
-                other => failures.push(format!("{n} {fen} ({winner:?}): {idea:?}: {other:?}")),
-            }
-            let stripped = without_castling(&fen, winner);
-            let pos = Position::from_fen(&stripped, Variant::Chess960)
-                .unwrap_or_else(|e| panic!("{n}: {stripped}: {e}"));
-            match solver.solve(&pos, winner) {
-                Ok(Verdict::Unwinnable { .. }) => {}
-                other => failures.push(format!(
-                    "{n} {stripped} ({winner:?}) without castling: {other:?}"
-                )),
-            }
+            solver_needs_castling(&mut solver, &pos, winner, &mut failures);
         }
     }
     eprintln!(
