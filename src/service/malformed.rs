@@ -1,4 +1,5 @@
-//! Requests whose bytes do not decode are the caller's fault.
+//! Requests the port cannot take (bytes that do not decode, gRPC-Web on the gRPC port)
+//! are the caller's fault.
 //!
 //! tonic answers a request it cannot decode before any handler runs, with its own
 //! status: INTERNAL for bytes that are not protobuf of the method's type, a gRPC frame
@@ -79,16 +80,23 @@ fn grpc_web_content_type<B>(request: &http::Request<B>) -> Option<&http::HeaderV
         .then_some(value)
 }
 
-/// The refusal of a gRPC-Web request on the main port: trailers-only, with the request's
-/// own content type, as a gRPC-Web client expects.
+/// The refusal of a gRPC-Web request on the main port: trailers-only, with gRPC-Web's
+/// content type of the request's kind (`-text` or not), as a gRPC-Web client expects.
 fn refuse_grpc_web<B: Default>(path: &str, content_type: &http::HeaderValue) -> http::Response<B> {
+    let text = String::from_utf8_lossy(content_type.as_bytes()).to_ascii_lowercase();
+    let answer_type = if text.starts_with("application/grpc-web-text") {
+        "application/grpc-web-text+proto"
+    } else {
+        "application/grpc-web+proto"
+    };
     let error = ServiceError::GrpcWebOnGrpcPort {
-        content_type: clipped(&String::from_utf8_lossy(content_type.as_bytes())),
+        content_type: clipped(&text),
     };
     let mut response = refused(path, error, None);
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, content_type.clone());
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(answer_type),
+    );
     response
 }
 

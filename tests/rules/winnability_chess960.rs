@@ -279,7 +279,9 @@ enum Idea {
 }
 
 /// The position for an arrangement, White to win: White's king and the castling rook on
-/// their start squares with that rook's castling right, and the men of the chosen idea.
+/// their start squares with that rook's castling right, the men of the chosen idea, and
+/// each other piece of the arrangement on its start square where castling stays the only
+/// mate with it there.
 fn needs_castling_fen(rank: &[Role; 8]) -> (String, Idea) {
     let king = rank.iter().position(|&r| r == Role::King).unwrap();
     let left = (0..king).find(|&f| rank[f] == Role::Rook).unwrap();
