@@ -30,7 +30,6 @@ use std::task::{Context, Poll};
 use tonic::Code;
 
 use super::ServiceError;
-use super::log_text::Clean;
 use crate::rules::clip::clipped;
 use crate::service::edge::refusal_log;
 
@@ -119,17 +118,7 @@ fn refused<B: Default>(
     error: ServiceError,
     accepted: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>,
 ) -> http::Response<B> {
-    if let Some(left_out) = refusal_log::admit(error.error_reason()) {
-        tracing::info!(
-            path = %Clean::new(path, 96),
-            code = ?error.code(),
-            reason = error.reason(),
-            left_out_since_last_line = left_out,
-            "refused: {}",
-            Clean::new(&error.to_string(), 512)
-        );
-    }
-    crate::service::edge::metrics::refused(error.reason());
+    refusal_log::log_and_count(path, &error);
     let mut status = tonic::Status::from(error);
     if let Some(accepted) = accepted {
         status.metadata_mut().insert(ACCEPT_ENCODING, accepted);

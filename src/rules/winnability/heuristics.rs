@@ -45,9 +45,7 @@ impl NodeFacts {
             dark_corner,
         }
     }
-}
 
-impl NodeFacts {
     /// The side to move.
     #[inline(always)]
     pub(super) fn turn(&self) -> Color {

@@ -222,25 +222,19 @@ impl<'a> Search<'a> {
                 Variation::Punish => depth.saturating_add(4),
                 Variation::Normal => depth + u8::from(!self.past_progress),
             };
-            if facts.turn() == Color::Black
-                && self.interrupted
-                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE)
+            // Once the iteration is cut, a leaf is false unless it is Black's checkmate
+            // (see the top of this function): a move into a leaf with White to move need
+            // not be played, nor a quiet White move that gives no check.
+            let into_cut_leaf = self.interrupted
+                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE);
+            if into_cut_leaf
+                && (facts.turn() == Color::Black
+                    || (variation == Variation::Normal
+                        && m.kind == MoveKind::Normal
+                        && !checks
+                            .get_or_insert_with(|| Checks::new(pos))
+                            .gives_check(m)))
             {
-                // A leaf with White to move, once the iteration is cut: false whatever
-                // it is (see the top of this function), so the move need not be played.
-                return ControlFlow::Continue(());
-            }
-            if facts.turn() == Color::White
-                && variation == Variation::Normal
-                && m.kind == MoveKind::Normal
-                && self.interrupted
-                && (new_depth >= self.max_depth || self.line.len() + 1 >= MAX_LINE)
-                && !checks
-                    .get_or_insert_with(|| Checks::new(pos))
-                    .gives_check(m)
-            {
-                // A leaf with Black to move and not in check, once the iteration is cut:
-                // false as well.
                 return ControlFlow::Continue(());
             }
             let mut next = *pos;

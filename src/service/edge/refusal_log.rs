@@ -9,6 +9,11 @@ use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use crate::pb::ErrorReason;
+use crate::service::ServiceError;
+use crate::service::log_text::Clean;
+
+/// Bytes of a refused call's path that its log line keeps.
+const MAX_LOGGED_PATH: usize = 96;
 
 /// Lines a second logged at most for each reason.
 pub const LINES_PER_SECOND: u32 = 5;
@@ -57,6 +62,23 @@ static BUDGET: LazyLock<Budget> = LazyLock::new(Budget::new);
 /// reason left out of the log since its last line), or `None` to leave it out.
 pub fn admit(reason: ErrorReason) -> Option<u64> {
     BUDGET.admit_at(reason, ORIGIN.elapsed().as_secs())
+}
+
+/// A refusal of a call to `path` with `error`, before it is answered: logged (at most
+/// [`LINES_PER_SECOND`] lines a second for its reason) and counted in
+/// `chess_refusals_total`.
+pub fn log_and_count(path: &str, error: &ServiceError) {
+    if let Some(left_out) = admit(error.error_reason()) {
+        tracing::info!(
+            path = %Clean::new(path, MAX_LOGGED_PATH),
+            code = ?error.code(),
+            reason = error.reason(),
+            left_out_since_last_line = left_out,
+            "refused: {}",
+            Clean::new(&error.to_string(), 512)
+        );
+    }
+    crate::service::edge::metrics::refused(error.reason());
 }
 
 #[cfg(test)]

@@ -13,10 +13,6 @@ use crate::service::edge::around_call::{
     AroundCall, AroundCallLayer, AroundCallService, BoxFuture,
 };
 use crate::service::edge::refusal_log;
-use crate::service::log_text::Clean;
-
-/// Longest request path written to a log line.
-const MAX_LOGGED_PATH: usize = 96;
 
 /// Where tokens come from: none (an open server) or a file, reloaded on SIGHUP.
 enum Tokens {
@@ -173,17 +169,7 @@ impl AroundCall for Arc<Gate> {
             Err(refused) => {
                 // At most a few lines a second per reason: a caller without a token
                 // must not flood the log (the metrics count every refusal).
-                if let Some(left_out) = refusal_log::admit(refused.error_reason()) {
-                    tracing::info!(
-                        path = %Clean::new(request.uri().path(), MAX_LOGGED_PATH),
-                        code = ?refused.code(),
-                        reason = refused.reason(),
-                        left_out_since_last_line = left_out,
-                        "refused: {}",
-                        Clean::new(&refused.to_string(), 512)
-                    );
-                }
-                crate::service::edge::metrics::refused(refused.reason());
+                refusal_log::log_and_count(request.uri().path(), &refused);
                 Err(tonic::Status::from(refused))
             }
         }
